@@ -1,0 +1,93 @@
+import { Elysia } from 'elysia'
+import type { Config } from './config'
+import type { Db } from './db/client'
+import { AppError, invalid } from './errors'
+import { createLogger, type Logger } from './logger'
+import { createSessionVerifier } from './auth/jwt'
+import { createCallerResolver } from './auth/caller'
+import { createImageStore, LocalImageStore, type ImageStore } from './storage/images'
+import { errorMapper } from './http/errors'
+import { itemRoutes } from './http/items'
+import { agentTokenRoutes } from './http/agent-tokens'
+import { fileRoutes } from './http/files'
+import { docsPage, openapiDocument } from './http/docs'
+import { systemRoutes } from './http/system'
+
+export interface AppDeps {
+  config: Config
+  db: Db
+  images?: ImageStore
+  logger?: Logger
+}
+
+/**
+ * Reads JSON bodies ourselves: a size limit that also holds for chunked bodies, strict UTF-8,
+ * and a 415 for content types no route accepts. Multipart is left to the item upload route.
+ */
+function bodyParser(config: Config) {
+  return new Elysia().onParse({ as: 'global' }, async ({ request, contentType }) => {
+    const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase()
+    if (type === 'multipart/form-data') {
+      try {
+        return await request.formData()
+      } catch {
+        throw invalid('The multipart body could not be parsed.')
+      }
+    }
+    if (type !== 'application/json' && !type.endsWith('+json')) {
+      throw new AppError('unsupported_media_type', 'Send the body as application/json.')
+    }
+    const bytes = await request.arrayBuffer()
+    if (bytes.byteLength > config.limits.jsonBodyBytes) {
+      throw new AppError('payload_too_large', `JSON bodies are limited to ${config.limits.jsonBodyBytes} bytes.`)
+    }
+    let text: string
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    } catch {
+      throw invalid('The request body is not valid UTF-8.')
+    }
+    try {
+      // Wrapped so a body of `null` reaches validation instead of Elysia's fallback parsers.
+      const value = JSON.parse(text)
+      return value === null ? { __null: true } : value
+    } catch {
+      throw invalid('The request body is not valid JSON.')
+    }
+  })
+}
+
+/** The whole service without `listen`: tests drive it through `app.handle(request)`. */
+export function createApp(deps: AppDeps) {
+  const { config, db } = deps
+  const logger = deps.logger ?? createLogger(config.logLevel)
+  const images = deps.images ?? createImageStore(config)
+  const resolveCaller = createCallerResolver(db, createSessionVerifier(config.jwt))
+  let docsHtml: string | undefined
+
+  const app = new Elysia({ normalize: false })
+    .use(errorMapper(logger))
+    .onRequest(({ request }) => {
+      const length = Number(request.headers.get('content-length') ?? 0)
+      if (length > config.limits.uploadBytes + 64 * 1024) {
+        throw new AppError('payload_too_large', `Request bodies are limited to ${config.limits.uploadBytes} bytes.`)
+      }
+    })
+    .use(bodyParser(config))
+    .use(openapiDocument())
+    .use(systemRoutes(db))
+    .use(itemRoutes({ db, images, resolveCaller, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl }))
+    .use(agentTokenRoutes(db, resolveCaller))
+  if (images instanceof LocalImageStore) app.use(fileRoutes(images))
+  app.get(
+    '/openapi',
+    async () => {
+      docsHtml ??= docsPage(await (await app.handle(new Request('http://localhost/openapi/json'))).json())
+      return new Response(docsHtml, { headers: { 'content-type': 'text/html; charset=utf-8' } })
+    },
+    { detail: { hide: true } },
+  )
+  return app
+}
+
+export type App = ReturnType<typeof createApp>

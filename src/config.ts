@@ -1,0 +1,203 @@
+import { mkdirSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+
+/** Session JWT verification: a shared HS256 secret, or the public keys of an identity provider. */
+export type JwtConfig =
+  | { kind: 'secret'; secret: Uint8Array; issuer?: string; audience?: string }
+  | { kind: 'jwks'; url: URL; issuer?: string; audience?: string }
+
+export interface S3Config {
+  bucket: string
+  endpoint?: string
+  region?: string
+  accessKeyId?: string
+  secretAccessKey?: string
+}
+
+export interface Config {
+  port: number
+  host: string
+  production: boolean
+  dataDir: string
+  database: { url: string; authToken?: string; syncUrl?: string }
+  jwt: JwtConfig
+  /** Where the dev secret came from, so the start-up log can say how to mint a token. */
+  jwtSource: 'env' | 'dev-file' | 'jwks'
+  /** Signs image URLs; separate from the JWT key so a JWKS deployment still has one. */
+  urlSigningKey: Uint8Array
+  signedUrlTtlSeconds: number
+  s3?: S3Config
+  rateLimitPerMinute: number
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
+  /** Public origin used in signed image links (e.g. https://api.example.com); default: the request's origin. */
+  publicUrl?: string
+  corsOrigins: string[]
+  limits: {
+    jsonBodyBytes: number
+    uploadBytes: number
+  }
+}
+
+/** A configuration error names the variable; main prints it as one line and exits. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`)
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
+  const n = Number(raw)
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`)
+  return n
+}
+
+function url(env: Env, name: string, protocols: string[]): URL | undefined {
+  const raw = env[name]
+  if (!raw) return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(name, `is not a valid URL: "${raw}"`)
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`)
+  }
+  return parsed
+}
+
+function databaseUrl(raw: string): string {
+  if (raw === ':memory:') return raw
+  if (/^file:.+/.test(raw)) return raw
+  if (/^(libsql|https?|wss?):\/\/.+/.test(raw)) {
+    try {
+      new URL(raw)
+      return raw
+    } catch {
+      /* fall through */
+    }
+  }
+  throw new ConfigError('DATABASE_URL', `must be :memory:, file:<path>, libsql://, https:// or wss:// — got "${raw}"`)
+}
+
+/**
+ * A secret kept under the data directory, created on first use. Used for the development JWT
+ * secret and the URL-signing key when none is configured, so restarts keep issued links valid.
+ */
+function persistedSecret(dataDir: string, file: string): Uint8Array {
+  const path = join(dataDir, file)
+  if (existsSync(path)) return new TextEncoder().encode(readFileSync(path, 'utf8').trim())
+  mkdirSync(dataDir, { recursive: true })
+  const secret = randomBytes(32).toString('base64url')
+  writeFileSync(path, secret + '\n', { mode: 0o600 })
+  return new TextEncoder().encode(secret)
+}
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const
+
+/** Parses the environment once. Nothing else in the program reads `process.env`. */
+export function loadConfig(env: Env = process.env): Config {
+  const production = env.NODE_ENV === 'production'
+  const dataDir = env.DATA_DIR || './data'
+  const port = int(env, 'PORT', 3000, 0, 65535)
+  const host = env.HOST || '0.0.0.0'
+
+  const dbUrl = databaseUrl(env.DATABASE_URL || `file:${dataDir}/saved.db`)
+  const syncUrl = url(env, 'DATABASE_SYNC_URL', ['libsql:', 'https:', 'http:', 'wss:', 'ws:'])
+  if (syncUrl && !dbUrl.startsWith('file:')) {
+    throw new ConfigError('DATABASE_SYNC_URL', 'an embedded replica needs DATABASE_URL=file:<path>')
+  }
+  const remote = !dbUrl.startsWith('file:') && dbUrl !== ':memory:'
+  if ((remote || syncUrl) && !env.DATABASE_AUTH_TOKEN && /turso\.io/.test(syncUrl?.host ?? dbUrl)) {
+    throw new ConfigError('DATABASE_AUTH_TOKEN', 'is required for a Turso database')
+  }
+
+  const issuer = env.JWT_ISSUER || undefined
+  const audience = env.JWT_AUDIENCE || undefined
+  let jwt: JwtConfig
+  let jwtSource: Config['jwtSource']
+  const jwksUrl = url(env, 'JWT_JWKS_URL', ['https:', 'http:'])
+  if (env.JWT_SECRET && jwksUrl) {
+    throw new ConfigError('JWT_SECRET', 'set either JWT_SECRET or JWT_JWKS_URL, not both')
+  }
+  if (env.JWT_SECRET) {
+    const secret = new TextEncoder().encode(env.JWT_SECRET)
+    if (secret.byteLength < 32) throw new ConfigError('JWT_SECRET', 'must be at least 32 bytes for HS256')
+    jwt = { kind: 'secret', secret, issuer, audience }
+    jwtSource = 'env'
+  } else if (jwksUrl) {
+    jwt = { kind: 'jwks', url: jwksUrl, issuer, audience }
+    jwtSource = 'jwks'
+  } else if (production) {
+    throw new ConfigError('JWT_SECRET', 'is required in production (or set JWT_JWKS_URL)')
+  } else {
+    jwt = { kind: 'secret', secret: persistedSecret(dataDir, 'dev-jwt-secret'), issuer, audience }
+    jwtSource = 'dev-file'
+  }
+
+  let urlSigningKey: Uint8Array
+  if (env.URL_SIGNING_SECRET) {
+    urlSigningKey = new TextEncoder().encode(env.URL_SIGNING_SECRET)
+    if (urlSigningKey.byteLength < 32) throw new ConfigError('URL_SIGNING_SECRET', 'must be at least 32 bytes')
+  } else if (jwt.kind === 'secret') {
+    // Derive from the JWT secret so a configured deployment needs one secret, not two.
+    urlSigningKey = new Uint8Array(new Bun.CryptoHasher('sha256', jwt.secret).update('image-url-signing').digest())
+  } else {
+    urlSigningKey = persistedSecret(dataDir, 'url-signing-secret')
+  }
+
+  const s3: S3Config | undefined = env.S3_BUCKET
+    ? {
+        bucket: env.S3_BUCKET,
+        endpoint: url(env, 'S3_ENDPOINT', ['https:', 'http:'])?.toString(),
+        region: env.S3_REGION || undefined,
+        accessKeyId: env.S3_ACCESS_KEY_ID || undefined,
+        secretAccessKey: env.S3_SECRET_ACCESS_KEY || undefined,
+      }
+    : undefined
+
+  const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel']
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`)
+  }
+
+  const corsOrigins = (env.CORS_ORIGINS || '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+  for (const origin of corsOrigins) {
+    if (origin !== '*' && !/^https?:\/\/[^/]+$/.test(origin)) {
+      throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin like https://app.example.com`)
+    }
+  }
+
+  return Object.freeze({
+    port,
+    host,
+    production,
+    dataDir,
+    database: { url: dbUrl, authToken: env.DATABASE_AUTH_TOKEN || undefined, syncUrl: syncUrl?.toString() },
+    jwt,
+    jwtSource,
+    urlSigningKey,
+    signedUrlTtlSeconds: int(env, 'SIGNED_URL_TTL_SECONDS', 900, 1, 7 * 24 * 3600),
+    s3,
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+    logLevel,
+    publicUrl: url(env, 'PUBLIC_URL', ['https:', 'http:'])?.origin,
+    corsOrigins,
+    limits: {
+      jsonBodyBytes: int(env, 'MAX_JSON_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+      uploadBytes: int(env, 'MAX_UPLOAD_BYTES', 10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+    },
+  })
+}

@@ -1,0 +1,105 @@
+import { sql } from 'drizzle-orm'
+import { sqliteTable, text, integer, index, uniqueIndex, primaryKey } from 'drizzle-orm/sqlite-core'
+
+// Timestamps are integer milliseconds since the epoch (UTC): they sort and compare cheaply in
+// the keyset cursor and serialise to ISO 8601 with millisecond precision at the edge.
+
+export const users = sqliteTable('users', {
+  id: text('id').primaryKey(),
+  createdAt: integer('created_at').notNull(),
+})
+
+export const items = sqliteTable(
+  'items',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id').notNull(),
+    type: text('type', { enum: ['event', 'media', 'reference'] }).notNull(),
+    status: text('status', { enum: ['queued', 'processing', 'extracted', 'failed'] }).notNull(),
+    workflowStatus: text('workflow_status', { enum: ['pending', 'done'] }).notNull(),
+    title: text('title'),
+    summary: text('summary'),
+    actionNote: text('action_note'),
+    resolutionNote: text('resolution_note'),
+    /** The tags as a JSON array, in the owner's order, for reading; `item_tags` serves filtering. */
+    tags: text('tags').notNull().default('[]'),
+    requestedAction: text('requested_action', { enum: ['calendar', 'reminder', 'save', 'workflow'] }),
+    destinationKind: text('destination_kind'),
+    destinationName: text('destination_name'),
+    /** The claim holder. A claim is live only while `lease_expires_at` is in the future. */
+    claimKind: text('claim_kind', { enum: ['agent_token', 'user'] }),
+    claimId: text('claim_id'),
+    claimName: text('claim_name'),
+    leaseExpiresAt: integer('lease_expires_at'),
+    imageKey: text('image_key'),
+    imageType: text('image_type'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+    /** Marks which PATCH wrote the row last, so the statements of one batch can see that it applied. */
+    revision: text('revision'),
+  },
+  (t) => [
+    // The items list: newest first, keyset on (created_at, id) within one user.
+    index('items_user_created').on(t.userId, t.createdAt, t.id),
+    // The inbox: only items with a requested action, per user and workflow status, oldest first.
+    index('items_inbox')
+      .on(t.userId, t.workflowStatus, t.createdAt, t.id)
+      .where(sql`${t.requestedAction} IS NOT NULL`),
+  ],
+)
+
+/** One row per (item, tag): the index that answers `tag` / `tags` filters without scanning JSON. */
+export const itemTags = sqliteTable(
+  'item_tags',
+  {
+    itemId: text('item_id').notNull(),
+    userId: text('user_id').notNull(),
+    tag: text('tag').notNull(),
+    // Copied from the item (never changes) so the tag index can also serve the keyset order.
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.itemId, t.tag] }),
+    index('item_tags_user_tag_created').on(t.userId, t.tag, t.createdAt, t.itemId),
+  ],
+)
+
+export const itemEvents = sqliteTable(
+  'item_events',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    itemId: text('item_id').notNull(),
+    userId: text('user_id').notNull(),
+    at: integer('at').notNull(),
+    actorKind: text('actor_kind', { enum: ['agent_token', 'user'] }).notNull(),
+    actorId: text('actor_id').notNull(),
+    actorName: text('actor_name'),
+    action: text('action').notNull(),
+    from: text('from'),
+    to: text('to'),
+    note: text('note'),
+  },
+  (t) => [index('item_events_item').on(t.itemId, t.id)],
+)
+
+export const agentTokens = sqliteTable(
+  'agent_tokens',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id').notNull(),
+    name: text('name').notNull(),
+    /** JSON array of scopes. */
+    scopes: text('scopes').notNull(),
+    /** SHA-256 of the raw secret, hex. The secret itself is never stored. */
+    tokenHash: text('token_hash').notNull(),
+    tokenHint: text('token_hint').notNull(),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+    revokedAt: integer('revoked_at'),
+  },
+  (t) => [uniqueIndex('agent_tokens_hash').on(t.tokenHash), index('agent_tokens_user').on(t.userId, t.createdAt)],
+)
+
+export type ItemRow = typeof items.$inferSelect
+export type AgentTokenRow = typeof agentTokens.$inferSelect

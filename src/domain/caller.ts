@@ -1,0 +1,35 @@
+import { AppError } from '../errors'
+
+export const AGENT_TOKEN_SCOPES = ['read_items', 'update_workflow_status'] as const
+export type AgentTokenScope = (typeof AGENT_TOKEN_SCOPES)[number]
+
+/**
+ * Who is asking. A signed-in user holds every scope; an agent token holds the scopes it was
+ * created with. Every domain function takes the caller and reads only `caller.userId`'s rows.
+ */
+export type Caller =
+  | { kind: 'user'; userId: string }
+  | { kind: 'agent_token'; userId: string; tokenId: string; tokenName: string; scopes: readonly AgentTokenScope[] }
+
+/** The claimant identity of a caller: two tokens of one user are two claimants. */
+export function claimantOf(caller: Caller): { kind: Caller['kind']; id: string; name: string | null } {
+  return caller.kind === 'user'
+    ? { kind: 'user', id: caller.userId, name: null }
+    : { kind: 'agent_token', id: caller.tokenId, name: caller.tokenName }
+}
+
+/** Scope rule (CONTRACT 1): a missing scope is 403 insufficient_scope with an RFC 6750 challenge. */
+export function requireScope(caller: Caller, scope: AgentTokenScope): void {
+  if (caller.kind === 'user' || caller.scopes.includes(scope)) return
+  throw new AppError('insufficient_scope', `This token lacks the "${scope}" scope.`, { required_scope: scope }, {
+    'WWW-Authenticate': `Bearer realm="saved", error="insufficient_scope", scope="${scope}"`,
+  })
+}
+
+/** Session-only operations (agent-token management, item creation) refuse agent tokens with 401. */
+export function requireSession(caller: Caller): asserts caller is Extract<Caller, { kind: 'user' }> {
+  if (caller.kind === 'user') return
+  throw new AppError('session_required', 'This operation needs a signed-in session; agent tokens are not accepted.', undefined, {
+    'WWW-Authenticate': 'Bearer realm="saved", error="invalid_token", error_description="session required"',
+  })
+}

@@ -1,0 +1,37 @@
+import { Elysia } from 'elysia'
+import type { Db } from '../db/client'
+import type { CallerResolver } from '../auth/caller'
+import { createAgentToken, listAgentTokens, revokeAgentToken } from '../domain/agent-tokens'
+import { authentication, secured } from './auth'
+import { AgentTokenListSchema, CreateAgentTokenBody, CreatedAgentTokenSchema, IdParams, errors } from './schemas'
+
+/** `/api/saved/agent-tokens`: signed-in sessions manage their personal agent tokens. */
+export function agentTokenRoutes(db: Db, resolveCaller: CallerResolver) {
+  return new Elysia({ prefix: '/api/saved/agent-tokens' })
+    .use(authentication(resolveCaller))
+    .get('/', async ({ caller }) => ({ tokens: await listAgentTokens(db, caller) }), {
+      response: { 200: AgentTokenListSchema, ...errors(401, 429) },
+      detail: { summary: 'List active agent tokens (signed-in session only)', tags: ['agent tokens'], ...secured },
+    })
+    .post('/', ({ caller, body }) => createAgentToken(db, caller, body), {
+      body: CreateAgentTokenBody,
+      response: { 200: CreatedAgentTokenSchema, ...errors(400, 401, 409, 413, 415, 429) },
+      detail: {
+        summary: 'Create an agent token; the raw secret is returned once',
+        tags: ['agent tokens'],
+        ...secured,
+      },
+    })
+    .delete(
+      '/:id',
+      async ({ caller, params, set }) => {
+        await revokeAgentToken(db, caller, params.id)
+        set.status = 204
+      },
+      {
+        params: IdParams,
+        response: { 204: { type: 'null', description: 'Revoked; the token stops working at once.' } as never, ...errors(401, 404, 429) },
+        detail: { summary: 'Revoke an agent token', tags: ['agent tokens'], ...secured },
+      },
+    )
+}

@@ -1,0 +1,68 @@
+import { Elysia } from 'elysia'
+import { openapi } from '@elysiajs/openapi'
+import { ErrorSchema, CreateItemBody } from './schemas'
+
+const esc = (s: unknown) =>
+  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+
+export const API_INFO = {
+  title: 'Saved-Items Workflow API',
+  version: '0.1.0',
+  description:
+    'Saved items wait for action; personal agents claim and finish them. Authenticate with `Authorization: Bearer <token>`: ' +
+    'a session JWT, or a personal agent token (`sat_…`) with scopes `read_items` and/or `update_workflow_status`.',
+}
+
+/** The OpenAPI document, generated from the route schemas by @elysiajs/openapi. */
+export const openapiDocument = () =>
+  openapi({
+    path: '/openapi',
+    specPath: '/openapi/json',
+    provider: null,
+    documentation: {
+      info: API_INFO,
+      tags: [
+        { name: 'items', description: 'Saved items' },
+        { name: 'workflow', description: 'Claims, statuses, history and the inbox' },
+        { name: 'agent tokens', description: 'Personal agent tokens (signed-in session only)' },
+        { name: 'system', description: 'Liveness and readiness' },
+      ],
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Session JWT or sat_ agent token.' } },
+        schemas: { Error: ErrorSchema as never, CreateItem: CreateItemBody as never },
+      },
+    },
+  })
+
+type Spec = { paths?: Record<string, Record<string, { summary?: string; responses?: Record<string, unknown> }>> }
+
+/**
+ * The interactive page. The operation list is rendered on the server, so the page is useful
+ * offline; when the Scalar bundle can be fetched it takes over the page.
+ */
+export function docsPage(spec: Spec): string {
+  const rows: string[] = []
+  for (const [path, ops] of Object.entries(spec.paths ?? {})) {
+    for (const [method, op] of Object.entries(ops)) {
+      rows.push(
+        `<tr><td><code>${esc(method.toUpperCase())}</code></td><td><code>${esc(path)}</code></td><td>${esc(op.summary)}</td>` +
+          `<td>${esc(Object.keys(op.responses ?? {}).join(', '))}</td></tr>`,
+      )
+    }
+  }
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(API_INFO.title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#222}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;text-align:left;vertical-align:top}
+code{font-size:.9em}</style></head><body>
+<main id="static-docs"><h1>${esc(API_INFO.title)} <small>${esc(API_INFO.version)}</small></h1>
+<p>${esc(API_INFO.description)}</p>
+<p>The machine-readable document is at <a href="/openapi/json"><code>/openapi/json</code></a>; GraphQL is at <a href="/graphql"><code>/graphql</code></a>.</p>
+<table><thead><tr><th>Method</th><th>Path</th><th>What it does</th><th>Statuses</th></tr></thead><tbody>
+${rows.join('\n')}
+</tbody></table></main>
+<div id="app"></div>
+<script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference/dist/browser/standalone.min.js"
+  onload="document.getElementById('static-docs').remove();Scalar.createApiReference('#app',{url:'/openapi/json'})"></script>
+</body></html>`
+}

@@ -1,0 +1,177 @@
+import { t, type TSchema } from 'elysia'
+import type { TUnsafe } from '@sinclair/typebox'
+import {
+  CLAIM_STATUSES, EXTRACTION_STATUSES, ITEM_TYPES, REQUESTED_ACTIONS, WORKFLOW_STATUSES,
+} from '../domain/item-view'
+import { AGENT_TOKEN_SCOPES } from '../domain/caller'
+import { ERROR_CODES } from '../errors'
+
+// The JSON schemas of every REST request and answer. They drive request validation and the
+// OpenAPI document, so the document and the real answers cannot drift apart.
+
+// A union of literals, not t.UnionEnum: Elysia fills an absent optional UnionEnum query
+// parameter with its first value, which would silently filter every list.
+const enumOf = <const T extends readonly [string, ...string[]]>(values: T, description?: string) =>
+  t.Union(values.map((v) => t.Literal(v)), description ? { description } : {}) as unknown as TUnsafe<T[number]>
+const nullable = <S extends TSchema>(schema: S) => t.Union([schema, t.Null()])
+const timestamp = (description?: string) => t.String({ format: 'date-time', description })
+
+export const ErrorSchema = t.Object(
+  {
+    error: t.Object({
+      code: enumOf(Object.keys(ERROR_CODES) as [keyof typeof ERROR_CODES, ...(keyof typeof ERROR_CODES)[]]),
+      message: t.String(),
+      details: t.Optional(t.Unknown()),
+    }),
+  },
+  { $id: '#/components/schemas/Error', description: 'The error envelope of every failure.' },
+)
+
+export const ClaimantSchema = t.Object({
+  kind: enumOf(['agent_token', 'user'] as const),
+  id: t.String(),
+  name: nullable(t.String()),
+})
+
+const itemFields = {
+  id: t.String({ description: 'Opaque, unique, URL-safe.' }),
+  type: enumOf(ITEM_TYPES),
+  status: enumOf(EXTRACTION_STATUSES, 'Extraction status.'),
+  workflow_status: enumOf(WORKFLOW_STATUSES),
+  title: nullable(t.String()),
+  summary: nullable(t.String()),
+  action_note: nullable(t.String()),
+  resolution_note: nullable(t.String()),
+  tags: t.Array(t.String()),
+  requested_action: nullable(enumOf(REQUESTED_ACTIONS)),
+  destination_kind: nullable(t.String()),
+  destination_name: nullable(t.String()),
+  claim_status: enumOf(CLAIM_STATUSES, 'As seen by the caller: claimed means held by someone else.'),
+  claimed_by: nullable(ClaimantSchema),
+  lease_expires_at: nullable(timestamp()),
+  created_at: timestamp(),
+  updated_at: timestamp(),
+}
+
+export const ItemSchema = t.Object(itemFields, { description: 'A saved item as seen by the caller.' })
+export const ItemWithImageSchema = t.Object(
+  { ...itemFields, source_image_url: nullable(t.String({ description: 'Signed; works without a bearer token until it expires.' })) },
+  { description: 'A saved item with its signed image URL.' },
+)
+
+export const PageSchema = t.Object({
+  items: t.Array(ItemSchema),
+  next_cursor: nullable(t.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
+})
+
+export const HistorySchema = t.Object({
+  events: t.Array(
+    t.Object({
+      at: timestamp(),
+      actor: ClaimantSchema,
+      action: t.String({ description: 'claim, renew, release, done, reopen, note or correction.' }),
+      from: nullable(t.String()),
+      to: nullable(t.String()),
+      note: nullable(t.String()),
+    }),
+  ),
+})
+
+const limitQuery = t.Integer({ minimum: 1, maximum: 200, default: 50, description: '1 to 200; default 50.' })
+const formatQuery = enumOf(['json', 'md'] as const, 'json (default) or md for text/markdown.')
+
+export const ItemListQuery = t.Object({
+  format: t.Optional(formatQuery),
+  type: t.Optional(enumOf(ITEM_TYPES)),
+  status: t.Optional(enumOf(EXTRACTION_STATUSES)),
+  tag: t.Optional(t.String({ description: 'Exact tag match.' })),
+  tags: t.Optional(t.String({ description: 'Comma-separated; every tag must be present (AND with `tag`).' })),
+  cursor: t.Optional(t.String({ description: 'Opaque cursor from `next_cursor`.' })),
+  limit: t.Optional(limitQuery),
+})
+
+export const InboxQuery = t.Object({
+  format: t.Optional(formatQuery),
+  workflow_status: t.Optional(enumOf(WORKFLOW_STATUSES)),
+  requested_action: t.Optional(enumOf(REQUESTED_ACTIONS)),
+  type: t.Optional(enumOf(ITEM_TYPES)),
+  destination_kind: t.Optional(t.String()),
+  destination_name: t.Optional(t.String()),
+  tag: t.Optional(t.String()),
+  tags: t.Optional(t.String({ description: 'Comma-separated; all must match.' })),
+  claim_status: t.Optional(enumOf(['all', ...CLAIM_STATUSES] as const, 'all (default), available, claimed, mine.')),
+  cursor: t.Optional(t.String()),
+  limit: t.Optional(limitQuery),
+})
+
+export const FormatQuery = t.Object({ format: t.Optional(formatQuery) })
+
+const tagsInput = t.Array(t.String({ maxLength: 64 }), { maxItems: 50 })
+
+export const CreateItemBody = t.Object(
+  {
+    type: enumOf(ITEM_TYPES),
+    status: t.Optional(enumOf(EXTRACTION_STATUSES)),
+    workflow_status: t.Optional(enumOf(WORKFLOW_STATUSES)),
+    title: t.Optional(nullable(t.String({ maxLength: 500 }))),
+    summary: t.Optional(nullable(t.String({ maxLength: 10_000 }))),
+    action_note: t.Optional(nullable(t.String({ maxLength: 10_000 }))),
+    tags: t.Optional(tagsInput),
+    requested_action: t.Optional(nullable(enumOf(REQUESTED_ACTIONS))),
+    destination_kind: t.Optional(nullable(t.String({ maxLength: 200 }))),
+    destination_name: t.Optional(nullable(t.String({ maxLength: 200 }))),
+  },
+  { additionalProperties: false },
+)
+
+export const PatchItemBody = t.Object(
+  {
+    workflow_status: t.Optional(enumOf(WORKFLOW_STATUSES)),
+    resolution_note: t.Optional(nullable(t.String({ maxLength: 10_000 }))),
+    claim_action: t.Optional(enumOf(['claim', 'release'] as const)),
+    lease_seconds: t.Optional(t.Integer({ minimum: 1, maximum: 86_400, description: 'Only with claim_action "claim"; default 300.' })),
+    corrections: t.Optional(
+      t.Object(
+        {
+          title: t.Optional(nullable(t.String({ maxLength: 500 }))),
+          summary: t.Optional(nullable(t.String({ maxLength: 10_000 }))),
+          action_note: t.Optional(nullable(t.String({ maxLength: 10_000 }))),
+          tags: t.Optional(tagsInput),
+        },
+        { additionalProperties: false, description: 'Signed-in sessions only.' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+const tokenFields = {
+  id: t.String(),
+  name: t.String(),
+  scopes: t.Array(enumOf(AGENT_TOKEN_SCOPES)),
+  created_at: timestamp(),
+  expires_at: timestamp(),
+  last_used_at: nullable(timestamp()),
+  token_hint: t.String({ description: 'The last 4 characters of the token.' }),
+}
+export const AgentTokenSchema = t.Object(tokenFields)
+export const AgentTokenListSchema = t.Object({ tokens: t.Array(AgentTokenSchema) })
+export const CreatedAgentTokenSchema = t.Object({
+  ...tokenFields,
+  token: t.String({ description: 'The raw secret (sat_…). Shown once; store it now.' }),
+})
+export const CreateAgentTokenBody = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 100 }),
+    scopes: t.Array(enumOf(AGENT_TOKEN_SCOPES), { minItems: 1 }),
+    expires_in_days: t.Optional(t.String({ pattern: '^[0-9]{1,3}$', description: 'Whole number of days, 1 to 365; default "90".' })),
+  },
+  { additionalProperties: false },
+)
+
+export const IdParams = t.Object({ id: t.String({ maxLength: 100 }) })
+
+/** The error answers a route can give, as OpenAPI response entries. */
+export function errors(...statuses: number[]) {
+  return Object.fromEntries(statuses.map((s) => [s, ErrorSchema])) as Record<number, typeof ErrorSchema>
+}

@@ -1,0 +1,28 @@
+import { Elysia, t } from 'elysia'
+import type { Db } from '../db/client'
+import { AppError } from '../errors'
+import { errors } from './schemas'
+
+/** Liveness and readiness; no authentication. */
+export function systemRoutes(db: Db) {
+  return new Elysia()
+    .get('/health', () => ({ status: 'ok' as const }), {
+      response: { 200: t.Object({ status: t.Literal('ok') }) },
+      detail: { summary: 'Liveness: the process answers', tags: ['system'] },
+    })
+    .get(
+      '/ready',
+      async () => {
+        try {
+          await db.$client.execute('SELECT 1')
+        } catch {
+          throw new AppError('internal', 'The database is not reachable.')
+        }
+        return { status: 'ready' as const }
+      },
+      {
+        response: { 200: t.Object({ status: t.Literal('ready') }), ...errors(500) },
+        detail: { summary: 'Readiness: the database answers', tags: ['system'] },
+      },
+    )
+}
