@@ -34,6 +34,11 @@ function bodyParser(config: Config) {
         throw invalid('The multipart body could not be parsed.')
       }
     }
+    if (type === '') {
+      // No content type: fine for a body-less DELETE; anything with bytes must say what it is.
+      if ((await request.arrayBuffer()).byteLength === 0) return {}
+      throw new AppError('unsupported_media_type', 'Send the body as application/json.')
+    }
     if (type !== 'application/json' && !type.endsWith('+json')) {
       throw new AppError('unsupported_media_type', 'Send the body as application/json.')
     }

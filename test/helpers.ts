@@ -33,7 +33,7 @@ export async function setup(env: Record<string, string> = {}): Promise<TestConte
   const config = loadConfig({ JWT_SECRET, DATA_DIR: dir, DATABASE_URL: `file:${dir}/test.db`, LOG_LEVEL: 'silent', ...env })
   const db = await openDatabase(config.database)
   await migrateDatabase(db)
-  const app = createApp({ config, db, logger: createLogger('silent') })
+  const app = createApp({ config, db, logger: createLogger(process.env.TEST_LOG === '1' ? 'debug' : 'silent') })
   cleanups.push(() => {
     db.$client.close()
     rmSync(dir, { recursive: true, force: true })

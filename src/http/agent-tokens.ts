@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import type { Db } from '../db/client'
 import type { CallerResolver } from '../auth/caller'
 import { createAgentToken, listAgentTokens, revokeAgentToken } from '../domain/agent-tokens'
@@ -30,7 +30,7 @@ export function agentTokenRoutes(db: Db, resolveCaller: CallerResolver) {
       },
       {
         params: IdParams,
-        response: { 204: { type: 'null', description: 'Revoked; the token stops working at once.' } as never, ...errors(401, 404, 429) },
+        response: { 204: t.Void({ description: 'Revoked; the token stops working at once.' }), ...errors(401, 404, 429) },
         detail: { summary: 'Revoke an agent token', tags: ['agent tokens'], ...secured },
       },
     )
