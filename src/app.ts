@@ -52,13 +52,15 @@ function bodyParser(config: Config) {
     } catch {
       throw invalid('The request body is not valid UTF-8.')
     }
+    let value: unknown
     try {
-      // Wrapped so a body of `null` reaches validation instead of Elysia's fallback parsers.
-      const value = JSON.parse(text)
-      return value === null ? { __null: true } : value
+      value = JSON.parse(text)
     } catch {
       throw invalid('The request body is not valid JSON.')
     }
+    // Every JSON body of this API is an object; say so here rather than per route.
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('The body must be a JSON object.')
+    return value
   })
 }
 

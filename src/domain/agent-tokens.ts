@@ -39,6 +39,10 @@ function view(row: AgentTokenRow): AgentTokenView {
 }
 
 function parseCreate(input: CreateAgentTokenInput): { name: string; scopes: AgentTokenScope[]; days: number } {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid('The body must be a JSON object.')
+  for (const key of Object.keys(input)) {
+    if (!['name', 'scopes', 'expires_in_days'].includes(key)) throw invalid(`Unknown property "${key}".`, { field: key })
+  }
   const { name, scopes, expires_in_days } = input
   if (typeof name !== 'string' || name.trim().length < 1 || name.length > 100) {
     throw invalid('name must be a string of 1 to 100 characters.', { field: 'name' })

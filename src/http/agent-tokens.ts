@@ -1,7 +1,8 @@
 import { Elysia, t } from 'elysia'
 import type { Db } from '../db/client'
 import type { CallerResolver } from '../auth/caller'
-import { createAgentToken, listAgentTokens, revokeAgentToken } from '../domain/agent-tokens'
+import { createAgentToken, listAgentTokens, revokeAgentToken, type CreateAgentTokenInput } from '../domain/agent-tokens'
+import { jsonBody } from './items'
 import { authentication, secured } from './auth'
 import { AgentTokenListSchema, CreateAgentTokenBody, CreatedAgentTokenSchema, IdParams, errors } from './schemas'
 
@@ -13,13 +14,13 @@ export function agentTokenRoutes(db: Db, resolveCaller: CallerResolver) {
       response: { 200: AgentTokenListSchema, ...errors(401, 429) },
       detail: { summary: 'List active agent tokens (signed-in session only)', tags: ['agent tokens'], ...secured },
     })
-    .post('/', ({ caller, body }) => createAgentToken(db, caller, body), {
-      body: CreateAgentTokenBody,
+    .post('/', ({ caller, body }) => createAgentToken(db, caller, body as CreateAgentTokenInput), {
       response: { 200: CreatedAgentTokenSchema, ...errors(400, 401, 409, 413, 415, 429) },
       detail: {
         summary: 'Create an agent token; the raw secret is returned once',
         tags: ['agent tokens'],
         ...secured,
+        requestBody: jsonBody(CreateAgentTokenBody),
       },
     })
     .delete(

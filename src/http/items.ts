@@ -53,6 +53,9 @@ async function fromForm(form: FormData): Promise<{ input: CreateItemInput; image
   return { input: input as CreateItemInput, image }
 }
 
+/** Documents a JSON body that the domain, not Elysia, validates. */
+export const jsonBody = (schema: unknown) => ({ required: true, content: { 'application/json': { schema } } }) as never
+
 const createItemRequestBody = {
   required: true,
   content: {
@@ -120,13 +123,15 @@ export function itemRoutes(deps: ItemRouteDeps) {
     )
     .patch('/items/:id', ({ caller, params, body }) => updateItem(deps.db, caller, params.id, body), {
       params: IdParams,
-      body: PatchItemBody,
+      // The domain validates the body (one rule, one place; GraphQL shares it), so Elysia must
+      // not coerce it first: "60" is not a lease. The schema documents it.
       response: { 200: ItemSchema, ...errors(400, 401, 403, 404, 409, 413, 415, 429) },
       detail: {
         summary: 'Claim, release, mark done, reopen, attach a resolution note, or correct an item',
         description: 'Claim action first, then workflow status, then notes and corrections; all of it applies or none.',
         tags: ['workflow'],
         ...secured,
+        requestBody: jsonBody(PatchItemBody),
       },
     })
     .get('/items/:id/history', async ({ caller, params }) => ({ events: await itemHistory(deps.db, caller, params.id) }), {
