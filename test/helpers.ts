@@ -44,7 +44,7 @@ export async function setup(env: Record<string, string> = {}): Promise<TestConte
     let body: BodyInit | undefined
     if (options.body instanceof FormData) body = options.body
     else if (typeof options.body === 'string') body = options.body
-    else if (options.body !== undefined) {
+    else if (options.body !== undefined || 'body' in options) {
       body = JSON.stringify(options.body)
       headers['content-type'] ??= 'application/json'
     }

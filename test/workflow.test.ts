@@ -125,13 +125,20 @@ describe('workflow PATCH: every row of CONTRACT 4, for both kinds of claimant', 
       { claim_action: 'claim', lease_seconds: 1.5 }, { claim_action: 'claim', lease_seconds: '60' },
       { corrections: {} }, { corrections: { owner: 'x' } }, { corrections: { tags: 'a' } },
       { corrections: { tags: Array.from({ length: 51 }, (_, i) => `t${i}`) } }, { corrections: { tags: ['x'.repeat(65)] } },
-      { corrections: { title: 'x'.repeat(501) } }, { resolution_note: 'x'.repeat(10_001) }, [], 'text', 42,
+      { corrections: { title: 'x'.repeat(501) } }, { resolution_note: 'x'.repeat(10_001) }, [], 42, null,
     ]
     for (const body of bodies) {
       const res = await w.patch(w.session, body)
       expect({ body, status: res.status }).toEqual({ body, status: 400 })
       expectEnvelope(res.body, 'invalid_request')
     }
+    for (const raw of ['"text"', '{"claim_action":', '\u0000']) {
+      const res = await w.ctx.json('PATCH', `/api/saved/items/${w.item.id}`, { token: w.session, body: raw, headers: { 'content-type': 'application/json' } })
+      expect(res.status).toBe(400)
+    }
+    const noType = await w.ctx.json('PATCH', `/api/saved/items/${w.item.id}`, { token: w.session, body: 'claim' })
+    expect(noType.status).toBe(415)
+    expectEnvelope(noType.body, 'unsupported_media_type')
     const malformed = await w.ctx.json('PATCH', `/api/saved/items/${w.item.id}`, { token: w.session, body: '{"claim_action":', headers: { 'content-type': 'application/json' } })
     expect(malformed.status).toBe(400)
     expect(await snapshot(w.ctx)).toEqual(before)

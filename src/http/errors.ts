@@ -31,6 +31,9 @@ function validationDetails(error: unknown): { message: string; details: unknown 
  */
 export function errorMapper(logger: Logger) {
   return new Elysia().onError({ as: 'global' }, ({ code, error, request }) => {
+    // Elysia wraps whatever a body parser throws in a ParseError; ours carry the real answer.
+    const cause = code === 'PARSE' ? (error as Error).cause : undefined
+    if (cause instanceof AppError) return json(cause.status, cause.code, cause.message, cause.details, cause.headers)
     if (error instanceof AppError) return json(error.status, error.code, error.message, error.details, error.headers)
     switch (code) {
       case 'VALIDATION': {
