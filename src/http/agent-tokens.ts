@@ -10,11 +10,11 @@ import { AgentTokenListSchema, CreateAgentTokenBody, CreatedAgentTokenSchema, Id
 export function agentTokenRoutes(db: Db, resolveCaller: CallerResolver) {
   return new Elysia({ prefix: '/api/saved/agent-tokens' })
     .use(authentication(resolveCaller))
-    .get('/', async ({ caller }) => ({ tokens: await listAgentTokens(db, caller) }), {
+    .get('', async ({ caller }) => ({ tokens: await listAgentTokens(db, caller) }), {
       response: { 200: AgentTokenListSchema, ...errors(401, 429) },
       detail: { summary: 'List active agent tokens (signed-in session only)', tags: ['agent tokens'], ...secured },
     })
-    .post('/', ({ caller, body }) => createAgentToken(db, caller, body as CreateAgentTokenInput), {
+    .post('', ({ caller, body }) => createAgentToken(db, caller, body as CreateAgentTokenInput), {
       response: { 200: CreatedAgentTokenSchema, ...errors(400, 401, 409, 413, 415, 429) },
       detail: {
         summary: 'Create an agent token; the raw secret is returned once',
@@ -31,7 +31,7 @@ export function agentTokenRoutes(db: Db, resolveCaller: CallerResolver) {
       },
       {
         params: IdParams,
-        response: { 204: t.Void({ description: 'Revoked; the token stops working at once.' }), ...errors(401, 404, 429) },
+        response: { 204: t.Void({ description: 'Revoked; the token stops working at once.' }), ...errors(400, 401, 404, 429) },
         detail: { summary: 'Revoke an agent token', tags: ['agent tokens'], ...secured },
       },
     )

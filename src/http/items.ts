@@ -136,7 +136,7 @@ export function itemRoutes(deps: ItemRouteDeps) {
     })
     .get('/items/:id/history', async ({ caller, params }) => ({ events: await itemHistory(deps.db, caller, params.id) }), {
       params: IdParams,
-      response: { 200: HistorySchema, ...errors(401, 403, 404, 429) },
+      response: { 200: HistorySchema, ...errors(400, 401, 403, 404, 429) },
       detail: { summary: 'Workflow history of an item, oldest first', tags: ['workflow'], ...secured },
     })
     .get(

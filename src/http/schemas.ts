@@ -171,7 +171,7 @@ export const CreateAgentTokenBody = t.Object(
 
 export const IdParams = t.Object({ id: t.String({ maxLength: 100 }) })
 
-/** The error answers a route can give, as OpenAPI response entries. */
+/** The error answers a route can give, as OpenAPI response entries; any route can answer 500. */
 export function errors(...statuses: number[]) {
-  return Object.fromEntries(statuses.map((s) => [s, ErrorSchema])) as Record<number, typeof ErrorSchema>
+  return Object.fromEntries([...statuses, 500].map((s) => [s, ErrorSchema])) as Record<number, typeof ErrorSchema>
 }

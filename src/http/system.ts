@@ -21,7 +21,7 @@ export function systemRoutes(db: Db) {
         return { status: 'ready' as const }
       },
       {
-        response: { 200: t.Object({ status: t.Literal('ready') }), ...errors(500) },
+        response: { 200: t.Object({ status: t.Literal('ready') }), ...errors() },
         detail: { summary: 'Readiness: the database answers', tags: ['system'] },
       },
     )

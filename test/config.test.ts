@@ -1,0 +1,63 @@
+import { describe, expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadConfig, ConfigError } from '../src/config'
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'saved-config-'))
+
+describe('configuration', () => {
+  test('defaults: port 3000, 0.0.0.0, a file database under ./data, a persisted dev secret', () => {
+    const dir = tmp()
+    const config = loadConfig({ DATA_DIR: dir })
+    expect(config.port).toBe(3000)
+    expect(config.host).toBe('0.0.0.0')
+    expect(config.database.url).toBe(`file:${dir}/saved.db`)
+    expect(config.rateLimitPerMinute).toBe(600)
+    expect(config.jwtSource).toBe('dev-file')
+    const again = loadConfig({ DATA_DIR: dir })
+    expect(again.jwt.kind === 'secret' && new TextDecoder().decode(again.jwt.secret)).toBe(readFileSync(join(dir, 'dev-jwt-secret'), 'utf8').trim())
+    expect(loadConfig({}).database.url).toBe('file:./data/saved.db')
+  })
+
+  const bad: [Record<string, string>, string][] = [
+    [{ PORT: 'http' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ DATABASE_URL: 'postgres://x' }, 'DATABASE_URL'],
+    [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],
+    [{ JWT_JWKS_URL: 'not a url' }, 'JWT_JWKS_URL'],
+    [{ JWT_SECRET: 'x'.repeat(32), JWT_JWKS_URL: 'https://idp.example/jwks' }, 'JWT_SECRET'],
+    [{ RATE_LIMIT_PER_MINUTE: '-1' }, 'RATE_LIMIT_PER_MINUTE'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
+    [{ DATABASE_URL: ':memory:', DATABASE_SYNC_URL: 'libsql://x.turso.io' }, 'DATABASE_SYNC_URL'],
+    [{ CORS_ORIGINS: 'app.example.com' }, 'CORS_ORIGINS'],
+  ]
+  for (const [env, variable] of bad) {
+    test(`bad configuration names the variable: ${JSON.stringify(env)}`, () => {
+      let error: unknown
+      try {
+        loadConfig({ DATA_DIR: tmp(), ...env })
+      } catch (e) {
+        error = e
+      }
+      expect(error).toBeInstanceOf(ConfigError)
+      expect((error as ConfigError).variable).toBe(variable)
+      expect((error as Error).message).toStartWith(`${variable}: `)
+      expect((error as Error).message).not.toContain('\n')
+    })
+  }
+
+  test('production with a JWKS URL, issuer and audience starts', () => {
+    const config = loadConfig({ NODE_ENV: 'production', DATA_DIR: tmp(), JWT_JWKS_URL: 'https://idp.example/.well-known/jwks.json', JWT_ISSUER: 'https://idp.example/', JWT_AUDIENCE: 'saved' })
+    expect(config.jwt).toMatchObject({ kind: 'jwks', issuer: 'https://idp.example/', audience: 'saved' })
+  })
+
+  test('the process refuses to start on bad configuration with a one-line message', async () => {
+    const proc = Bun.spawn([process.execPath, 'src/main.ts'], { env: { ...process.env, PORT: 'nope', DATA_DIR: tmp() }, stderr: 'pipe', stdout: 'pipe' })
+    const code = await proc.exited
+    const stderr = await new Response(proc.stderr).text()
+    expect(code).toBe(1)
+    expect(stderr.trim().split('\n')).toEqual(['Configuration error: PORT: must be a whole number, got "nope"'])
+  })
+})
