@@ -9,7 +9,7 @@ const PNG = Uint8Array.from(
 function form(fields: Record<string, string | string[]>, image?: { bytes: Uint8Array; name: string; type: string }) {
   const f = new FormData()
   for (const [k, v] of Object.entries(fields)) for (const one of [v].flat()) f.append(k, one)
-  if (image) f.append('image', new File([image.bytes], image.name, { type: image.type }))
+  if (image) f.append('image', new File([image.bytes as Uint8Array<ArrayBuffer>], image.name, { type: image.type }))
   return f
 }
 

@@ -156,7 +156,7 @@ export async function createItem(
   const destinationKind = text('destination_kind', input.destination_kind, LIMITS.destination)
   const destinationName = text('destination_name', input.destination_name, LIMITS.destination)
 
-  const id = newId('itm')
+  const id = newId('itm', now)
   let imageKey: string | null = null
   let imageType: string | null = null
   if (image) {
