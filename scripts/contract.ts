@@ -5,6 +5,7 @@ import { loadConfig } from '../src/config'
 import { openDatabase } from '../src/db/client'
 import { createApp } from '../src/app'
 import { createLogger } from '../src/logger'
+import { printedSchema } from '../src/graphql/schema'
 
 /** The generated contract files, keyed by their path in the repository. */
 export async function generatedContract(): Promise<Record<string, string>> {
@@ -15,7 +16,7 @@ export async function generatedContract(): Promise<Record<string, string>> {
     const app = createApp({ config, db, logger: createLogger('silent') })
     const spec = await (await app.handle(new Request('http://localhost/openapi/json'))).json()
     db.$client.close()
-    return { 'schema/openapi.json': JSON.stringify(spec, null, 2) + '\n' }
+    return { 'schema/openapi.json': JSON.stringify(spec, null, 2) + '\n', 'schema/schema.graphql': printedSchema() }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -1,5 +1,4 @@
-// Writes the published contract files from the code: schema/openapi.json (and, once GraphQL
-// exists, schema/schema.graphql). test/generated.test.ts fails when the checked-in files drift.
+// Writes the published contract files from the code: schema/openapi.json and schema/schema.graphql. test/generated.test.ts fails when the checked-in files drift.
 import { writeFileSync, mkdirSync } from 'node:fs'
 import { generatedContract } from './contract'
 

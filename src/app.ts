@@ -12,6 +12,7 @@ import { agentTokenRoutes } from './http/agent-tokens'
 import { fileRoutes } from './http/files'
 import { docsPage, openapiDocument } from './http/docs'
 import { systemRoutes } from './http/system'
+import { createGraphQL } from './graphql/yoga'
 
 export interface AppDeps {
   config: Config
@@ -71,6 +72,7 @@ export function createApp(deps: AppDeps) {
   const images = deps.images ?? createImageStore(config)
   const resolveCaller = createCallerResolver(db, createSessionVerifier(config.jwt))
   let docsHtml: string | undefined
+  const yoga = createGraphQL({ db, images, resolveCaller, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl, logger })
 
   const app = new Elysia({ normalize: false })
     .use(errorMapper(logger))
@@ -80,6 +82,9 @@ export function createApp(deps: AppDeps) {
         throw new AppError('payload_too_large', `Request bodies are limited to ${config.limits.uploadBytes} bytes.`)
       }
     })
+    // Yoga reads its own body (and serves GraphiQL on a browser's GET). Registered before the
+    // JSON body parser, which would otherwise consume the stream despite `parse: 'none'`.
+    .all('/graphql', ({ request }) => yoga.fetch(request), { parse: 'none', detail: { hide: true } })
     .use(bodyParser(config))
     .use(openapiDocument())
     .use(systemRoutes(db))

@@ -107,6 +107,21 @@ export async function getItem(deps: ItemDeps, caller: Caller, id: string, baseUr
   }
 }
 
+/** Signed image links for several of the caller's items in one query (null without an image). */
+export async function imageLinks(deps: ItemDeps, caller: Caller, ids: readonly string[], baseUrl: string, now = Date.now()) {
+  requireScope(caller, 'read_items')
+  const links = new Map<string, string | null>(ids.map((id) => [id, null]))
+  if (ids.length === 0) return links
+  const result = await deps.db.$client.execute({
+    sql: `SELECT id, image_key, image_type FROM items WHERE user_id = ? AND image_key IS NOT NULL AND id IN (${ids.map(() => '?').join(', ')})`,
+    args: [caller.userId, ...ids],
+  })
+  for (const r of result.rows) {
+    links.set(String(r.id), deps.images.signedUrl(String(r.image_key), String(r.image_type), baseUrl, now))
+  }
+  return links
+}
+
 export interface CreateItemInput {
   type?: unknown
   status?: unknown

@@ -1,0 +1,90 @@
+import { createYoga, type Plugin } from 'graphql-yoga'
+import { GraphQLError } from 'graphql'
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor'
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql'
+import DataLoader from 'dataloader'
+import { AppError, ERROR_CODES } from '../errors'
+import type { CallerResolver } from '../auth/caller'
+import type { Caller } from '../domain/caller'
+import { imageLinks, type ItemDeps } from '../domain/items'
+import { itemHistories } from '../domain/workflow'
+import type { Logger } from '../logger'
+import { graphqlSchema } from './schema'
+import type { GraphQLContext } from './builder'
+
+/** One mapping from our coded errors to GraphQL errors; anything else is masked. */
+export function toGraphQLError(error: AppError): GraphQLError {
+  const headers = error.headers
+  return new GraphQLError(error.message, {
+    extensions: {
+      code: ERROR_CODES[error.code].graphql,
+      reason: error.code,
+      ...(error.details === undefined ? {} : { details: error.details }),
+      // Authentication failures end the whole request with the REST status and challenge.
+      ...(error.code === 'unauthorized' || error.code === 'session_required' || error.code === 'rate_limited'
+        ? { http: { status: error.status, headers } }
+        : {}),
+    },
+  })
+}
+
+export interface GraphQLDeps extends ItemDeps {
+  resolveCaller: CallerResolver
+  maxUploadBytes: number
+  publicUrl?: string
+  logger: Logger
+}
+
+/** Yoga with our schema, the caller in the context, bounded queries and GraphiQL inlined. */
+export function createGraphQL(deps: GraphQLDeps) {
+  const contextFor = async (request: Request, caller: Caller): Promise<GraphQLContext> => ({
+    caller,
+    deps,
+    baseUrl: deps.publicUrl ?? new URL(request.url).origin,
+    loaders: {
+      history: new DataLoader(async (ids) => {
+        const byItem = await itemHistories(deps.db, caller, ids)
+        return ids.map((id) => byItem.get(id) ?? [])
+      }),
+      imageUrl: new DataLoader(async (ids) => {
+        const links = await imageLinks(deps, caller, ids, deps.publicUrl ?? new URL(request.url).origin)
+        return ids.map((id) => links.get(id) ?? null)
+      }),
+    },
+  })
+
+  return createYoga<{ caller?: Caller }>({
+    schema: graphqlSchema(),
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: { title: 'Saved-Items Workflow API', defaultQuery: '{\n  inbox(first: 10, workflowStatus: PENDING, claimStatus: AVAILABLE) {\n    edges { node { id title requestedAction claimStatus } }\n  }\n}\n' },
+    renderGraphiQL,
+    logging: false,
+    context: async ({ request }) => {
+      try {
+        return contextFor(request, await deps.resolveCaller(request.headers.get('authorization')))
+      } catch (error) {
+        throw error instanceof AppError ? toGraphQLError(error) : error
+      }
+    },
+    maskedErrors: {
+      maskError(error, message) {
+        const original = error instanceof GraphQLError ? error.originalError : error
+        if (original instanceof AppError) return toGraphQLError(original)
+        if (error instanceof GraphQLError && !error.originalError) return error
+        deps.logger.error('unhandled graphql error', { error: original instanceof Error ? `${original.name}: ${original.message}` : String(original) })
+        return new GraphQLError(message, { extensions: { code: 'INTERNAL_SERVER_ERROR' } })
+      },
+    },
+    plugins: [
+      EnvelopArmorPlugin({
+        maxDepth: { n: 10 },
+        maxAliases: { n: 15 },
+        maxTokens: { n: 2000 },
+        maxDirectives: { n: 20 },
+        costLimit: { maxCost: 20_000 },
+        blockFieldSuggestion: { enabled: true },
+      }) as Plugin,
+    ],
+  })
+}
