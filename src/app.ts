@@ -5,6 +5,7 @@ import { AppError, invalid } from './errors'
 import { createLogger, type Logger } from './logger'
 import { createSessionVerifier } from './auth/jwt'
 import { createCallerResolver } from './auth/caller'
+import { createRateLimiter } from './auth/rate-limit'
 import { createImageStore, LocalImageStore, type ImageStore } from './storage/images'
 import { errorMapper } from './http/errors'
 import { itemRoutes } from './http/items'
@@ -12,6 +13,7 @@ import { agentTokenRoutes } from './http/agent-tokens'
 import { fileRoutes } from './http/files'
 import { docsPage, openapiDocument } from './http/docs'
 import { systemRoutes } from './http/system'
+import { corsPolicy, observability } from './http/observability'
 import { createGraphQL } from './graphql/yoga'
 
 export interface AppDeps {
@@ -71,10 +73,13 @@ export function createApp(deps: AppDeps) {
   const logger = deps.logger ?? createLogger(config.logLevel)
   const images = deps.images ?? createImageStore(config)
   const resolveCaller = createCallerResolver(db, createSessionVerifier(config.jwt))
+  const rateLimit = createRateLimiter(config.rateLimitPerMinute)
   let docsHtml: string | undefined
-  const yoga = createGraphQL({ db, images, resolveCaller, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl, logger })
+  const yoga = createGraphQL({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl, logger })
 
   const app = new Elysia({ normalize: false })
+    .use(observability(logger))
+    .use(corsPolicy(config.corsOrigins))
     .use(errorMapper(logger))
     .onRequest(({ request }) => {
       const length = Number(request.headers.get('content-length') ?? 0)
@@ -88,8 +93,8 @@ export function createApp(deps: AppDeps) {
     .use(bodyParser(config))
     .use(openapiDocument())
     .use(systemRoutes(db))
-    .use(itemRoutes({ db, images, resolveCaller, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl }))
-    .use(agentTokenRoutes(db, resolveCaller))
+    .use(itemRoutes({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl }))
+    .use(agentTokenRoutes(db, resolveCaller, rateLimit))
   if (images instanceof LocalImageStore) app.use(fileRoutes(images))
   app.get(
     '/openapi',

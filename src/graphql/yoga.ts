@@ -5,6 +5,7 @@ import { renderGraphiQL } from '@graphql-yoga/render-graphiql'
 import DataLoader from 'dataloader'
 import { AppError, ERROR_CODES } from '../errors'
 import type { CallerResolver } from '../auth/caller'
+import type { CallerRateLimiter } from '../auth/rate-limit'
 import type { Caller } from '../domain/caller'
 import { imageLinks, type ItemDeps } from '../domain/items'
 import { itemHistories } from '../domain/workflow'
@@ -30,6 +31,7 @@ export function toGraphQLError(error: AppError): GraphQLError {
 
 export interface GraphQLDeps extends ItemDeps {
   resolveCaller: CallerResolver
+  rateLimit: CallerRateLimiter
   maxUploadBytes: number
   publicUrl?: string
   logger: Logger
@@ -62,7 +64,9 @@ export function createGraphQL(deps: GraphQLDeps) {
     logging: false,
     context: async ({ request }) => {
       try {
-        return contextFor(request, await deps.resolveCaller(request.headers.get('authorization')))
+        const caller = await deps.resolveCaller(request.headers.get('authorization'))
+        await deps.rateLimit(caller)
+        return contextFor(request, caller)
       } catch (error) {
         throw error instanceof AppError ? toGraphQLError(error) : error
       }

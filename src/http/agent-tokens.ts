@@ -1,15 +1,16 @@
 import { Elysia, t } from 'elysia'
 import type { Db } from '../db/client'
 import type { CallerResolver } from '../auth/caller'
+import type { CallerRateLimiter } from '../auth/rate-limit'
 import { createAgentToken, listAgentTokens, revokeAgentToken, type CreateAgentTokenInput } from '../domain/agent-tokens'
 import { jsonBody } from './items'
 import { authentication, secured } from './auth'
 import { AgentTokenListSchema, CreateAgentTokenBody, CreatedAgentTokenSchema, IdParams, errors } from './schemas'
 
 /** `/api/saved/agent-tokens`: signed-in sessions manage their personal agent tokens. */
-export function agentTokenRoutes(db: Db, resolveCaller: CallerResolver) {
+export function agentTokenRoutes(db: Db, resolveCaller: CallerResolver, rateLimit: CallerRateLimiter) {
   return new Elysia({ prefix: '/api/saved/agent-tokens' })
-    .use(authentication(resolveCaller))
+    .use(authentication(resolveCaller, rateLimit))
     .get('', async ({ caller }) => ({ tokens: await listAgentTokens(db, caller) }), {
       response: { 200: AgentTokenListSchema, ...errors(401, 429) },
       detail: { summary: 'List active agent tokens (signed-in session only)', tags: ['agent tokens'], ...secured },

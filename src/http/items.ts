@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import type { CallerResolver } from '../auth/caller'
+import type { CallerRateLimiter } from '../auth/rate-limit'
 import { invalid } from '../errors'
 import { createItem, getItem, listItems, type ItemDeps, type NewImage, type CreateItemInput } from '../domain/items'
 import { updateItem, itemHistory } from '../domain/workflow'
@@ -13,6 +14,7 @@ import {
 
 export interface ItemRouteDeps extends ItemDeps {
   resolveCaller: CallerResolver
+  rateLimit: CallerRateLimiter
   maxUploadBytes: number
   /** The public origin for signed image links; defaults to the request's own origin. */
   publicUrl?: string
@@ -82,7 +84,7 @@ export function itemRoutes(deps: ItemRouteDeps) {
   const baseUrl = (request: Request) => deps.publicUrl ?? new URL(request.url).origin
 
   return new Elysia({ prefix: '/api/saved' })
-    .use(authentication(deps.resolveCaller))
+    .use(authentication(deps.resolveCaller, deps.rateLimit))
     .get(
       '/items',
       async ({ caller, query }) => {

@@ -1,0 +1,49 @@
+import { Elysia } from 'elysia'
+import { cors } from '@elysiajs/cors'
+import type { Logger } from '../logger'
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+
+/**
+ * Request ids (`x-request-id` in and out), one structured log line per request, and the
+ * security headers every answer carries. Log lines hold method, path (no query string),
+ * status and timing — never a header, body or token.
+ */
+export function observability(logger: Logger) {
+  const started = new WeakMap<Request, { id: string; at: number }>()
+  return new Elysia()
+    .onRequest(({ request, set }) => {
+      const incoming = request.headers.get('x-request-id')
+      const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
+      started.set(request, { id, at: performance.now() })
+      set.headers['x-request-id'] = id
+      set.headers['x-content-type-options'] = 'nosniff'
+      set.headers['x-frame-options'] = 'DENY'
+      set.headers['referrer-policy'] = 'no-referrer'
+      if (new URL(request.url).pathname.startsWith('/api/')) set.headers['cache-control'] = 'no-store'
+    })
+    .onAfterResponse({ as: 'global' }, ({ request, set }) => {
+      const meta = started.get(request)
+      if (!meta) return
+      logger.info('request', {
+        request_id: meta.id,
+        method: request.method,
+        path: new URL(request.url).pathname,
+        status: typeof set.status === 'number' ? set.status : 200,
+        duration_ms: Math.round((performance.now() - meta.at) * 10) / 10,
+      })
+    })
+}
+
+/** Browsers may call from the configured origins only; without CORS_ORIGINS there are no CORS headers. */
+export function corsPolicy(origins: string[]) {
+  if (origins.length === 0) return new Elysia()
+  return cors({
+    origin: origins.includes('*') ? true : origins,
+    methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['authorization', 'content-type', 'x-request-id'],
+    exposeHeaders: ['x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
+    credentials: false,
+    maxAge: 600,
+  })
+}
