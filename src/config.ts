@@ -18,6 +18,8 @@ export interface S3Config {
 export interface Config {
   port: number
   host: string
+  /** Server processes sharing the port (reusePort) and the database; 1 = this process only. */
+  workers: number
   production: boolean
   dataDir: string
   database: { url: string; authToken?: string; syncUrl?: string }
@@ -183,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     port,
     host,
+    workers: int(env, 'WORKERS', 1, 1, 64),
     production,
     dataDir,
     database: { url: dbUrl, authToken: env.DATABASE_AUTH_TOKEN || undefined, syncUrl: syncUrl?.toString() },

@@ -1,13 +1,12 @@
-import { loadConfig, ConfigError } from './config'
+import { loadConfig, ConfigError, type Config } from './config'
 import { openDatabase } from './db/client'
 import { migrateDatabase } from './db/migrate'
 import { createApp } from './app'
 import { createLogger } from './logger'
 
-async function main() {
-  let config
+function configOrExit(): Config {
   try {
-    config = loadConfig()
+    return loadConfig()
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`Configuration error: ${error.message}`)
@@ -15,20 +14,39 @@ async function main() {
     }
     throw error
   }
+}
+
+async function main() {
+  const config = configOrExit()
   const logger = createLogger(config.logLevel)
   const db = await openDatabase(config.database)
+  // Migrate once, before any worker starts, so workers never race on the schema.
   await migrateDatabase(db)
-  const app = createApp({ config, db, logger })
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.limits.uploadBytes + 1024 * 1024 })
 
-  const base = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${app.server?.port}`
-  logger.info('listening', {
-    api: `${base}/api/saved/items`,
-    openapi: `${base}/openapi`,
-    graphql: `${base}/graphql`,
-    database: config.database.url.replace(/\/\/[^@]*@/, '//'),
-    token_help: config.jwtSource === 'dev-file' ? 'npm run token -- <user-id> prints a session JWT' : undefined,
+  if (config.workers > 1 && !process.env.SAVED_WORKER) {
+    db.$client.close()
+    await supervise(config)
+    return
+  }
+  const app = createApp({ config, db, logger })
+  app.listen({
+    port: config.port,
+    hostname: config.host,
+    reusePort: config.workers > 1,
+    maxRequestBodySize: config.limits.uploadBytes + 1024 * 1024,
   })
+
+  if (!process.env.SAVED_WORKER || process.env.SAVED_WORKER === '1') {
+    const base = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${app.server?.port}`
+    logger.info('listening', {
+      api: `${base}/api/saved/items`,
+      openapi: `${base}/openapi`,
+      graphql: `${base}/graphql`,
+      workers: config.workers,
+      database: config.database.url.replace(/\/\/[^@]*@/, '//'),
+      token_help: config.jwtSource === 'dev-file' ? 'npm run token -- <user-id> prints a session JWT' : undefined,
+    })
+  }
 
   // Graceful shutdown: stop accepting, let in-flight requests finish, then close the database.
   let stopping = false
@@ -42,6 +60,25 @@ async function main() {
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
+}
+
+/** WORKERS=n: n copies of this process share the port (SO_REUSEPORT) and the database file. */
+async function supervise(config: Config) {
+  if (config.port === 0) {
+    console.error('Configuration error: WORKERS: needs a fixed PORT, not 0')
+    process.exit(1)
+  }
+  const children = Array.from({ length: config.workers }, (_, i) =>
+    Bun.spawn([process.execPath, ...process.argv.slice(1)], {
+      env: { ...process.env, SAVED_WORKER: String(i + 1) },
+      stdio: ['inherit', 'inherit', 'inherit'],
+    }),
+  )
+  const forward = (signal: NodeJS.Signals) => () => children.forEach((c) => c.kill(signal))
+  process.on('SIGTERM', forward('SIGTERM'))
+  process.on('SIGINT', forward('SIGINT'))
+  const codes = await Promise.all(children.map((c) => c.exited))
+  process.exit(Math.max(...codes))
 }
 
 await main()
