@@ -57,3 +57,4 @@ const elapsed = (performance.now() - started) / 1000
 latencies.sort((a, b) => a - b)
 const pct = (p: number) => Math.round(latencies[Math.floor((latencies.length - 1) * p)]! * 10) / 10
 console.log(JSON.stringify({ opsPerSecond: Math.round(ops / elapsed), p50: pct(0.5), p99: pct(0.99), doubleClaims, errors }))
+export {}

@@ -141,11 +141,7 @@ export async function verifyAgentToken(
   lastUsedWrites: Map<string, number>,
   now = Date.now(),
 ): Promise<VerifiedAgentToken | null> {
-  const result = await db.$client.execute({
-    sql: 'SELECT id, user_id, name, scopes, expires_at, revoked_at FROM agent_tokens WHERE token_hash = ?',
-    args: [hashAgentToken(raw)],
-  })
-  const row = result.rows[0]
+  const [row] = await db.$query('SELECT id, user_id, name, scopes, expires_at, revoked_at FROM agent_tokens WHERE token_hash = ?', [hashAgentToken(raw)])
   if (!row || row.revoked_at !== null || Number(row.expires_at) <= now) return null
   const id = String(row.id)
   const last = lastUsedWrites.get(id) ?? 0

@@ -53,9 +53,6 @@ export async function listInbox(deps: ItemDeps, caller: Caller, filter: InboxFil
   if (cursor) where.push('(created_at, id) > (?, ?)'), args.push(cursor.createdAt, cursor.id)
   args.push(limit + 1)
 
-  const result = await deps.db.$client.execute({
-    sql: `SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT ?`,
-    args,
-  })
-  return toPage(result.rows.map((row) => toItemRecord(row, caller, now)), limit)
+  const rows = await deps.db.$query(`SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT ?`, args)
+  return toPage(rows.map((row) => toItemRecord(row, caller, now)), limit)
 }

@@ -1,4 +1,4 @@
-import type { Row } from '@libsql/client'
+import type { QueryRow } from '../db/client'
 import { claimantOf, type Caller } from './caller'
 import { iso } from './ids'
 
@@ -67,7 +67,7 @@ const str = (v: unknown): string | null => (v === null || v === undefined ? null
  * One row → the caller's view. An expired lease reads as available and shows no holder, so no
  * sweeper is ever needed.
  */
-export function toItemRecord(row: Row, caller: Caller, now: number): ItemRecord {
+export function toItemRecord(row: QueryRow, caller: Caller, now: number): ItemRecord {
   const leaseMs = row.lease_expires_at === null ? null : Number(row.lease_expires_at)
   const live = row.claim_id !== null && leaseMs !== null && leaseMs > now
   const me = claimantOf(caller)

@@ -81,18 +81,14 @@ export async function listItems(deps: ItemDeps, caller: Caller, filter: ItemList
            WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.item_id DESC LIMIT ?`
   }
   args.push(limit + 1)
-  const result = await deps.db.$client.execute({ sql, args })
-  return toPage(result.rows.map((row) => toItemRecord(row, caller, now)), limit)
+  const rows = await deps.db.$query(sql, args)
+  return toPage(rows.map((row) => toItemRecord(row, caller, now)), limit)
 }
 
 /** Reads one of the caller's items; another user's id answers exactly like an unknown one. */
 export async function findItemRecord(db: Db, caller: Caller, id: string, now = Date.now()) {
   if (id.length > 100) throw notFound()
-  const result = await db.$client.execute({
-    sql: `SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND user_id = ?`,
-    args: [id, caller.userId],
-  })
-  const row = result.rows[0]
+  const [row] = await db.$query(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND user_id = ?`, [id, caller.userId])
   if (!row) throw notFound()
   return toItemRecord(row, caller, now)
 }
@@ -112,11 +108,11 @@ export async function imageLinks(deps: ItemDeps, caller: Caller, ids: readonly s
   requireScope(caller, 'read_items')
   const links = new Map<string, string | null>(ids.map((id) => [id, null]))
   if (ids.length === 0) return links
-  const result = await deps.db.$client.execute({
-    sql: `SELECT id, image_key, image_type FROM items WHERE user_id = ? AND image_key IS NOT NULL AND id IN (${ids.map(() => '?').join(', ')})`,
-    args: [caller.userId, ...ids],
-  })
-  for (const r of result.rows) {
+  const rows = await deps.db.$query(
+    `SELECT id, image_key, image_type FROM items WHERE user_id = ? AND image_key IS NOT NULL AND id IN (${ids.map(() => '?').join(', ')})`,
+    [caller.userId, ...ids],
+  )
+  for (const r of rows) {
     links.set(String(r.id), deps.images.signedUrl(String(r.image_key), String(r.image_type), baseUrl, now))
   }
   return links

@@ -197,12 +197,12 @@ export async function itemHistories(db: Db, caller: Caller, ids: readonly string
   requireScope(caller, 'read_items')
   const byItem = new Map<string, HistoryEvent[]>(ids.map((id) => [id, []]))
   if (ids.length === 0) return byItem
-  const result = await db.$client.execute({
-    sql: `SELECT item_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note FROM item_events
-          WHERE user_id = ? AND item_id IN (${ids.map(() => '?').join(', ')}) ORDER BY id`,
-    args: [caller.userId, ...ids],
-  })
-  for (const r of result.rows) {
+  const rows = await db.$query(
+    `SELECT item_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note FROM item_events
+     WHERE user_id = ? AND item_id IN (${ids.map(() => '?').join(', ')}) ORDER BY id`,
+    [caller.userId, ...ids],
+  )
+  for (const r of rows) {
     byItem.get(String(r.item_id))?.push({
       at: iso(Number(r.at)),
       actor: { kind: r.actor_kind as HistoryEvent['actor']['kind'], id: String(r.actor_id), name: r.actor_name === null ? null : String(r.actor_name) },
