@@ -1,6 +1,7 @@
 import { createYoga, type Plugin } from 'graphql-yoga'
 import { GraphQLError } from 'graphql'
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor'
+import { useGraphQlJit } from '@envelop/graphql-jit'
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql'
 import DataLoader from 'dataloader'
 import { AppError, ERROR_CODES } from '../errors'
@@ -81,6 +82,8 @@ export function createGraphQL(deps: GraphQLDeps) {
       },
     },
     plugins: [
+      // Compiles each validated document once into a specialised executor (measured in bench/).
+      useGraphQlJit({}, { enableIf: () => true }) as Plugin,
       EnvelopArmorPlugin({
         maxDepth: { n: 10 },
         maxAliases: { n: 15 },
