@@ -6,6 +6,8 @@ import { dirname } from 'node:path'
 import * as tables from './tables'
 
 export type QueryRow = Record<string, unknown>
+/** A row as an array of column values, in SELECT order: the cheapest shape to build. */
+export type RawRow = ArrayLike<unknown>
 
 /**
  * Drizzle over @libsql/client, plus `$query` for the hot read path. Writes always go through
@@ -16,6 +18,7 @@ export type QueryRow = Record<string, unknown>
 export type Db = LibSQLDatabase<typeof tables> & {
   $client: Client
   $query: (sql: string, args?: InArgs) => Promise<QueryRow[]>
+  $rows: (sql: string, args?: InArgs) => Promise<RawRow[]>
 }
 
 export interface DatabaseOptions {
@@ -35,16 +38,23 @@ function localPath(url: string): string | null {
 /** A read-only view of the file through the native driver, with one prepared statement per SQL text. */
 function cachedReader(path: string) {
   const native = new NativeDatabase(path, { timeout: BUSY_TIMEOUT_MS })
-  const statements = new Map<string, ReturnType<typeof native.prepare>>()
-  const read = async (sql: string, args: InArgs = []) => {
+  type Statement = ReturnType<typeof native.prepare>
+  const cache = (statements: Map<string, Statement>, sql: string, raw: boolean) => {
     let stmt = statements.get(sql)
     if (!stmt) {
       stmt = native.prepare(sql)
+      if (raw) stmt.raw(true)
       if (statements.size < 500) statements.set(sql, stmt)
     }
-    return stmt.all(args) as QueryRow[]
+    return stmt
   }
-  return { read, close: () => native.close() }
+  const objects = new Map<string, Statement>()
+  const arrays = new Map<string, Statement>()
+  return {
+    read: async (sql: string, args: InArgs = []) => cache(objects, sql, false).all(args) as QueryRow[],
+    rows: async (sql: string, args: InArgs = []) => cache(arrays, sql, true).all(args) as RawRow[],
+    close: () => native.close(),
+  }
 }
 
 /**
@@ -71,6 +81,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   if (path && !options.syncUrl) {
     const reader = cachedReader(path)
     db.$query = reader.read
+    db.$rows = reader.rows
     const close = client.close.bind(client)
     client.close = () => {
       reader.close()
@@ -78,6 +89,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     }
   } else {
     db.$query = async (sql, args = []) => (await client.execute({ sql, args })).rows as unknown as QueryRow[]
+    // The client's rows are array-like too.
+    db.$rows = async (sql, args = []) => (await client.execute({ sql, args })).rows
   }
   return db
 }

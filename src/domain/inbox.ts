@@ -53,6 +53,6 @@ export async function listInbox(deps: ItemDeps, caller: Caller, filter: InboxFil
   if (cursor) where.push('(created_at, id) > (?, ?)'), args.push(cursor.createdAt, cursor.id)
   args.push(limit + 1)
 
-  const rows = await deps.db.$query(`SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT ?`, args)
+  const rows = await deps.db.$rows(`SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT ?`, args)
   return toPage(rows.map((row) => toItemRecord(row, caller, now)), limit)
 }

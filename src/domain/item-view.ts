@@ -1,4 +1,4 @@
-import type { QueryRow } from '../db/client'
+import type { RawRow } from '../db/client'
 import { claimantOf, type Caller } from './caller'
 import { iso } from './ids'
 
@@ -42,11 +42,16 @@ export interface ItemView {
   source_image_url?: string | null
 }
 
-/** The columns every item query selects, in the order `toItemView` reads them. */
-export const ITEM_COLUMNS =
-  'id, type, status, workflow_status, title, summary, action_note, resolution_note, tags, requested_action, ' +
-  'destination_kind, destination_name, claim_kind, claim_id, claim_name, lease_expires_at, image_key, image_type, ' +
-  'created_at, updated_at'
+/** The columns every item query selects, in the order `toItemRecord` reads them. */
+const ITEM_COLUMN_NAMES = [
+  'id', 'type', 'status', 'workflow_status', 'title', 'summary', 'action_note', 'resolution_note', 'tags', 'requested_action',
+  'destination_kind', 'destination_name', 'claim_kind', 'claim_id', 'claim_name', 'lease_expires_at', 'image_key', 'image_type',
+  'created_at', 'updated_at',
+] as const
+export const ITEM_COLUMNS = ITEM_COLUMN_NAMES.join(', ')
+
+/** Column positions: item rows are read as arrays, the cheapest shape to build. */
+const C = Object.fromEntries(ITEM_COLUMN_NAMES.map((name, i) => [name, i])) as Record<(typeof ITEM_COLUMN_NAMES)[number], number>
 
 /** Qualifies ITEM_COLUMNS for queries that join (`i.id, i.type, …`). */
 export const ITEM_COLUMNS_AS = (alias: string) =>
@@ -67,36 +72,36 @@ const str = (v: unknown): string | null => (v === null || v === undefined ? null
  * One row → the caller's view. An expired lease reads as available and shows no holder, so no
  * sweeper is ever needed.
  */
-export function toItemRecord(row: QueryRow, caller: Caller, now: number): ItemRecord {
-  const leaseMs = row.lease_expires_at === null ? null : Number(row.lease_expires_at)
-  const live = row.claim_id !== null && leaseMs !== null && leaseMs > now
+export function toItemRecord(row: RawRow, caller: Caller, now: number): ItemRecord {
+  const r = row as unknown[]
+  const claimId = r[C.claim_id]
+  const leaseMs = r[C.lease_expires_at] === null ? null : Number(r[C.lease_expires_at])
+  const live = claimId !== null && leaseMs !== null && leaseMs > now
   const me = claimantOf(caller)
-  const mine = live && row.claim_kind === me.kind && row.claim_id === me.id
-  const createdAtMs = Number(row.created_at)
+  const mine = live && r[C.claim_kind] === me.kind && claimId === me.id
+  const createdAtMs = Number(r[C.created_at])
   return {
     view: {
-      id: String(row.id),
-      type: row.type as ItemType,
-      status: row.status as ExtractionStatus,
-      workflow_status: row.workflow_status as WorkflowStatus,
-      title: str(row.title),
-      summary: str(row.summary),
-      action_note: str(row.action_note),
-      resolution_note: str(row.resolution_note),
-      tags: JSON.parse(String(row.tags)),
-      requested_action: str(row.requested_action) as RequestedAction | null,
-      destination_kind: str(row.destination_kind),
-      destination_name: str(row.destination_name),
+      id: String(r[C.id]),
+      type: r[C.type] as ItemType,
+      status: r[C.status] as ExtractionStatus,
+      workflow_status: r[C.workflow_status] as WorkflowStatus,
+      title: str(r[C.title]),
+      summary: str(r[C.summary]),
+      action_note: str(r[C.action_note]),
+      resolution_note: str(r[C.resolution_note]),
+      tags: JSON.parse(String(r[C.tags])),
+      requested_action: str(r[C.requested_action]) as RequestedAction | null,
+      destination_kind: str(r[C.destination_kind]),
+      destination_name: str(r[C.destination_name]),
       claim_status: !live ? 'available' : mine ? 'mine' : 'claimed',
-      claimed_by: live
-        ? { kind: row.claim_kind as Claimant['kind'], id: String(row.claim_id), name: str(row.claim_name) }
-        : null,
+      claimed_by: live ? { kind: r[C.claim_kind] as Claimant['kind'], id: String(claimId), name: str(r[C.claim_name]) } : null,
       lease_expires_at: live ? iso(leaseMs!) : null,
       created_at: iso(createdAtMs),
-      updated_at: iso(Number(row.updated_at)),
+      updated_at: iso(Number(r[C.updated_at])),
     },
-    imageKey: str(row.image_key),
-    imageType: str(row.image_type),
+    imageKey: str(r[C.image_key]),
+    imageType: str(r[C.image_type]),
     createdAtMs,
   }
 }

@@ -81,14 +81,14 @@ export async function listItems(deps: ItemDeps, caller: Caller, filter: ItemList
            WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.item_id DESC LIMIT ?`
   }
   args.push(limit + 1)
-  const rows = await deps.db.$query(sql, args)
+  const rows = await deps.db.$rows(sql, args)
   return toPage(rows.map((row) => toItemRecord(row, caller, now)), limit)
 }
 
 /** Reads one of the caller's items; another user's id answers exactly like an unknown one. */
 export async function findItemRecord(db: Db, caller: Caller, id: string, now = Date.now()) {
   if (id.length > 100) throw notFound()
-  const [row] = await db.$query(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND user_id = ?`, [id, caller.userId])
+  const [row] = await db.$rows(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND user_id = ?`, [id, caller.userId])
   if (!row) throw notFound()
   return toItemRecord(row, caller, now)
 }

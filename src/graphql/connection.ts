@@ -1,17 +1,16 @@
 import { builder } from './builder'
-import { ItemRef } from './item'
+import { ItemRef, toGraphQLItem, type GraphQLItem } from './item'
 import { encodeCursor } from '../domain/cursor'
 import type { Page } from '../domain/items'
-import type { ItemView } from '../domain/item-view'
 
 interface ItemConnectionShape {
-  edges: { cursor: string; node: ItemView }[]
+  edges: { cursor: string; node: GraphQLItem }[]
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null }
 }
 
 /** A domain page → a Relay connection whose cursors are the REST cursors. */
 export function toConnection(page: Page, after: string | null | undefined): ItemConnectionShape {
-  const edges = page.items.map((node) => ({ cursor: encodeCursor({ createdAt: Date.parse(node.created_at), id: node.id }), node }))
+  const edges = page.items.map((item) => ({ cursor: encodeCursor({ createdAt: Date.parse(item.created_at), id: item.id }), node: toGraphQLItem(item) }))
   return {
     edges,
     pageInfo: {
@@ -35,13 +34,13 @@ const PageInfoRef = builder.objectRef<ItemConnectionShape['pageInfo']>('PageInfo
 const ItemEdgeRef = builder.objectRef<ItemConnectionShape['edges'][number]>('ItemEdge').implement({
   fields: (t) => ({
     cursor: t.exposeString('cursor'),
-    node: t.field({ type: ItemRef, resolve: (e) => e.node }),
+    node: t.expose('node', { type: ItemRef }),
   }),
 })
 
 export const ItemConnectionRef = builder.objectRef<ItemConnectionShape>('ItemConnection').implement({
   fields: (t) => ({
-    edges: t.field({ type: [ItemEdgeRef], resolve: (c) => c.edges }),
-    pageInfo: t.field({ type: PageInfoRef, resolve: (c) => c.pageInfo }),
+    edges: t.expose('edges', { type: [ItemEdgeRef] }),
+    pageInfo: t.expose('pageInfo', { type: PageInfoRef }),
   }),
 })

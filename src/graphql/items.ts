@@ -1,5 +1,5 @@
 import { builder } from './builder'
-import { ItemRef } from './item'
+import { ItemRef, toGraphQLItem } from './item'
 import { ItemConnectionRef, toConnection } from './connection'
 import {
   ClaimActionEnum, ClaimStatusFilterEnum, ExtractionStatusEnum, ItemTypeEnum, RequestedActionEnum, WorkflowStatusEnum,
@@ -38,7 +38,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One item, with its signed image link; null with a NOT_FOUND error when unknown.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => getItem(ctx.deps, ctx.caller, String(args.id), ctx.baseUrl),
+    resolve: async (_root, args, ctx) => toGraphQLItem(await getItem(ctx.deps, ctx.caller, String(args.id), ctx.baseUrl)),
   }),
   inbox: t.field({
     type: ItemConnectionRef,
@@ -118,8 +118,8 @@ builder.mutationFields((t) => ({
     type: ItemRef,
     description: 'Save a new item (signed-in session only). Images are uploaded through REST.',
     args: { input: t.arg({ type: CreateItemInput, required: true }) },
-    resolve: (_root, { input }, ctx) =>
-      createItem(
+    resolve: async (_root, { input }, ctx) =>
+      toGraphQLItem(await createItem(
         ctx.deps,
         ctx.caller,
         present({
@@ -130,12 +130,12 @@ builder.mutationFields((t) => ({
         undefined,
         ctx.baseUrl,
         ctx.deps.maxUploadBytes,
-      ),
+      )),
   }),
   updateItem: t.field({
     type: ItemRef,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateItemInput, required: true }) },
-    resolve: (_root, { id, input }, ctx) => {
+    resolve: async (_root, { id, input }, ctx) => {
       const c = input.corrections
       const body = present({
         workflow_status: input.workflowStatus,
@@ -144,7 +144,7 @@ builder.mutationFields((t) => ({
         lease_seconds: input.leaseSeconds,
         corrections: c === undefined || c === null ? c : present({ title: c.title, summary: c.summary, action_note: c.actionNote, tags: c.tags }),
       })
-      return updateItem(ctx.deps.db, ctx.caller, String(id), body)
+      return toGraphQLItem(await updateItem(ctx.deps.db, ctx.caller, String(id), body))
     },
   }),
 }))
