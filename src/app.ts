@@ -11,7 +11,7 @@ import { errorMapper } from './http/errors'
 import { itemRoutes } from './http/items'
 import { agentTokenRoutes } from './http/agent-tokens'
 import { fileRoutes } from './http/files'
-import { docsPage, openapiDocument } from './http/docs'
+import { completeSpec, docsPage, openapiDocument } from './http/docs'
 import { systemRoutes } from './http/system'
 import { corsPolicy, observability } from './http/observability'
 import { createGraphQL } from './graphql/yoga'
@@ -96,10 +96,13 @@ export function createApp(deps: AppDeps) {
     .use(itemRoutes({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl }))
     .use(agentTokenRoutes(db, resolveCaller, rateLimit))
   if (images instanceof LocalImageStore) app.use(fileRoutes(images))
+  let spec: unknown
+  const completedSpec = async () => (spec ??= completeSpec(await (await app.handle(new Request('http://localhost/openapi/generated.json'))).json()))
+  app.get('/openapi/json', async () => Response.json(await completedSpec()), { detail: { hide: true } })
   app.get(
     '/openapi',
     async () => {
-      docsHtml ??= docsPage(await (await app.handle(new Request('http://localhost/openapi/json'))).json())
+      docsHtml ??= docsPage((await completedSpec()) as never)
       return new Response(docsHtml, { headers: { 'content-type': 'text/html; charset=utf-8' } })
     },
     { detail: { hide: true } },

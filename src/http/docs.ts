@@ -16,8 +16,9 @@ export const API_INFO = {
 /** The OpenAPI document, generated from the route schemas by @elysiajs/openapi. */
 export const openapiDocument = () =>
   openapi({
+    // The plugin's raw document; `/openapi/json` serves it completed by `completeSpec`.
     path: '/openapi',
-    specPath: '/openapi/json',
+    specPath: '/openapi/generated.json',
     provider: null,
     documentation: {
       info: API_INFO,
@@ -26,6 +27,7 @@ export const openapiDocument = () =>
         { name: 'workflow', description: 'Claims, statuses, history and the inbox' },
         { name: 'agent tokens', description: 'Personal agent tokens (signed-in session only)' },
         { name: 'system', description: 'Liveness and readiness' },
+        { name: 'graphql', description: 'The same service through GraphQL' },
       ],
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Session JWT or sat_ agent token.' } },
@@ -34,7 +36,56 @@ export const openapiDocument = () =>
     },
   })
 
-type Spec = { paths?: Record<string, Record<string, { summary?: string; responses?: Record<string, unknown> }>> }
+type Operation = {
+  summary?: string
+  tags?: string[]
+  security?: unknown[]
+  requestBody?: unknown
+  parameters?: { name: string; in: string }[]
+  responses?: Record<string, { description?: string; content?: Record<string, unknown> }>
+}
+type Spec = { paths?: Record<string, Record<string, Operation>> }
+
+/**
+ * What the generator cannot know from the route schemas: the Markdown alternative of answers
+ * that take `format=md`, and the GraphQL endpoint.
+ */
+export function completeSpec(spec: Spec): Spec {
+  for (const ops of Object.values(spec.paths ?? {})) {
+    for (const op of Object.values(ops)) {
+      const ok = op.responses?.['200']
+      if (ok?.content && op.parameters?.some((p) => p.name === 'format' && p.in === 'query')) {
+        ok.content['text/markdown'] = { schema: { type: 'string', description: 'With format=md: a readable Markdown document.' } }
+      }
+    }
+  }
+  const graphqlError = { description: 'GraphQL errors carry extensions.code (UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, CLAIM_CONFLICT, INVALID_TRANSITION, BAD_USER_INPUT).' }
+  const graphqlResult = {
+    description: 'A GraphQL result: { data, errors }. The schema is in schema/schema.graphql.',
+    content: { 'application/json': { schema: { type: 'object', properties: { data: {}, errors: { type: 'array', items: { type: 'object' } } } } } },
+  }
+  spec.paths = {
+    ...spec.paths,
+    '/graphql': {
+      post: {
+        summary: 'GraphQL: queries items, item, inbox, agentTokens; mutations createItem, updateItem, createAgentToken, revokeAgentToken',
+        tags: ['graphql'],
+        security: [{ bearerAuth: [] }],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { type: 'object', required: ['query'], properties: { query: { type: 'string' }, variables: { type: 'object' }, operationName: { type: 'string' } } } } },
+        },
+        responses: { 200: graphqlResult, 400: graphqlError, 401: graphqlError, 429: graphqlError, 500: graphqlError },
+      },
+      get: {
+        summary: 'GraphiQL in a browser (Accept: text/html), or a query in the query string',
+        tags: ['graphql'],
+        responses: { 200: { description: 'GraphiQL page or a GraphQL result.', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+  }
+  return spec
+}
 
 /**
  * The interactive page. The operation list is rendered on the server, so the page is useful
