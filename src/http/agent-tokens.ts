@@ -5,19 +5,18 @@ import type { CallerRateLimiter } from '../auth/rate-limit'
 import { createAgentToken, listAgentTokens, revokeAgentToken, type CreateAgentTokenInput } from '../domain/agent-tokens'
 import { jsonBody } from './items'
 import { authentication, secured } from './auth'
-import { AgentTokenListSchema, CreateAgentTokenBody, CreatedAgentTokenSchema, IdParams, errors } from './schemas'
+import { AgentTokenListSchema, CreateAgentTokenBody, CreatedAgentTokenSchema, IdParams, documented, errors } from './schemas'
 
 /** `/api/saved/agent-tokens`: signed-in sessions manage their personal agent tokens. */
 export function agentTokenRoutes(db: Db, resolveCaller: CallerResolver, rateLimit: CallerRateLimiter) {
   return new Elysia({ prefix: '/api/saved/agent-tokens' })
     .use(authentication(resolveCaller, rateLimit))
     .get('', async ({ caller }) => ({ tokens: await listAgentTokens(db, caller) }), {
-      response: { 200: AgentTokenListSchema, ...errors(401, 429) },
-      detail: { summary: 'List active agent tokens (signed-in session only)', tags: ['agent tokens'], ...secured },
+      detail: { responses: documented({ 200: AgentTokenListSchema, ...errors(401, 429) }), summary: 'List active agent tokens (signed-in session only)', tags: ['agent tokens'], ...secured },
     })
     .post('', ({ caller, body }) => createAgentToken(db, caller, body as CreateAgentTokenInput), {
-      response: { 200: CreatedAgentTokenSchema, ...errors(400, 401, 409, 413, 415, 429) },
       detail: {
+        responses: documented({ 200: CreatedAgentTokenSchema, ...errors(400, 401, 409, 413, 415, 429) }),
         summary: 'Create an agent token; the raw secret is returned once',
         tags: ['agent tokens'],
         ...secured,
@@ -32,8 +31,7 @@ export function agentTokenRoutes(db: Db, resolveCaller: CallerResolver, rateLimi
       },
       {
         params: IdParams,
-        response: { 204: t.Void({ description: 'Revoked; the token stops working at once.' }), ...errors(400, 401, 404, 429) },
-        detail: { summary: 'Revoke an agent token', tags: ['agent tokens'], ...secured },
+        detail: { responses: documented({ 204: t.Void({ description: 'Revoked; the token stops working at once.' }), ...errors(400, 401, 404, 429) }), summary: 'Revoke an agent token', tags: ['agent tokens'], ...secured },
       },
     )
 }

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { AppError, notFound } from '../errors'
 import type { LocalImageStore } from '../storage/images'
-import { errors } from './schemas'
+import { documented, errors } from './schemas'
 
 /**
  * Serves locally stored images at HMAC-signed links. No bearer token: the signature is the
@@ -29,8 +29,7 @@ export function fileRoutes(store: LocalImageStore) {
     {
       params: t.Object({ key: t.String({ maxLength: 120 }) }),
       query: t.Object({ expires: t.Optional(t.String()), signature: t.Optional(t.String()) }),
-      response: { 200: t.File() as never, ...errors(403, 404) },
-      detail: { summary: 'A stored image, through a signed link', tags: ['files'] },
+      detail: { responses: documented({ 200: t.File() as never, ...errors(403, 404) }), summary: 'A stored image, through a signed link', tags: ['files'] },
     },
   )
 }

@@ -9,7 +9,7 @@ import { authentication, secured } from './auth'
 import { MARKDOWN, renderItem, renderPage } from './markdown'
 import {
   FormatQuery, HistorySchema, IdParams, InboxQuery, ItemListQuery, ItemSchema, ItemWithImageSchema, PageSchema,
-  PatchItemBody, errors,
+  PatchItemBody, documented, errors,
 } from './schemas'
 
 export interface ItemRouteDeps extends ItemDeps {
@@ -93,8 +93,7 @@ export function itemRoutes(deps: ItemRouteDeps) {
       },
       {
         query: ItemListQuery,
-        response: { 200: PageSchema, ...errors(400, 401, 403, 429) },
-        detail: { summary: 'List saved items, newest first', tags: ['items'], ...secured, description: 'format=md answers text/markdown instead of JSON.' },
+        detail: { responses: documented({ 200: PageSchema, ...errors(400, 401, 403, 429) }), summary: 'List saved items, newest first', tags: ['items'], ...secured, description: 'format=md answers text/markdown instead of JSON.' },
       },
     )
     .post(
@@ -106,8 +105,7 @@ export function itemRoutes(deps: ItemRouteDeps) {
         return item
       },
       {
-        response: { 201: ItemWithImageSchema, ...errors(400, 401, 403, 413, 415, 429) },
-        detail: { summary: 'Save a new item (signed-in session only)', tags: ['items'], ...secured, requestBody: createItemRequestBody as never },
+        detail: { responses: documented({ 201: ItemWithImageSchema, ...errors(400, 401, 403, 413, 415, 429) }), summary: 'Save a new item (signed-in session only)', tags: ['items'], ...secured, requestBody: createItemRequestBody as never },
       },
     )
     .get(
@@ -119,16 +117,15 @@ export function itemRoutes(deps: ItemRouteDeps) {
       {
         params: IdParams,
         query: FormatQuery,
-        response: { 200: ItemWithImageSchema, ...errors(400, 401, 403, 404, 429) },
-        detail: { summary: 'Fetch one item with a signed image URL', tags: ['items'], ...secured, description: 'format=md answers text/markdown instead of JSON.' },
+        detail: { responses: documented({ 200: ItemWithImageSchema, ...errors(400, 401, 403, 404, 429) }), summary: 'Fetch one item with a signed image URL', tags: ['items'], ...secured, description: 'format=md answers text/markdown instead of JSON.' },
       },
     )
     .patch('/items/:id', ({ caller, params, body }) => updateItem(deps.db, caller, params.id, body), {
       params: IdParams,
       // The domain validates the body (one rule, one place; GraphQL shares it), so Elysia must
       // not coerce it first: "60" is not a lease. The schema documents it.
-      response: { 200: ItemSchema, ...errors(400, 401, 403, 404, 409, 413, 415, 429) },
       detail: {
+        responses: documented({ 200: ItemSchema, ...errors(400, 401, 403, 404, 409, 413, 415, 429) }),
         summary: 'Claim, release, mark done, reopen, attach a resolution note, or correct an item',
         description: 'Claim action first, then workflow status, then notes and corrections; all of it applies or none.',
         tags: ['workflow'],
@@ -138,8 +135,7 @@ export function itemRoutes(deps: ItemRouteDeps) {
     })
     .get('/items/:id/history', async ({ caller, params }) => ({ events: await itemHistory(deps.db, caller, params.id) }), {
       params: IdParams,
-      response: { 200: HistorySchema, ...errors(400, 401, 403, 404, 429) },
-      detail: { summary: 'Workflow history of an item, oldest first', tags: ['workflow'], ...secured },
+      detail: { responses: documented({ 200: HistorySchema, ...errors(400, 401, 403, 404, 429) }), summary: 'Workflow history of an item, oldest first', tags: ['workflow'], ...secured },
     })
     .get(
       '/inbox',
@@ -149,8 +145,7 @@ export function itemRoutes(deps: ItemRouteDeps) {
       },
       {
         query: InboxQuery,
-        response: { 200: PageSchema, ...errors(400, 401, 403, 429) },
-        detail: { summary: 'The workflow inbox, oldest first', tags: ['workflow'], ...secured, description: 'format=md answers text/markdown instead of JSON.' },
+        detail: { responses: documented({ 200: PageSchema, ...errors(400, 401, 403, 429) }), summary: 'The workflow inbox, oldest first', tags: ['workflow'], ...secured, description: 'format=md answers text/markdown instead of JSON.' },
       },
     )
 }

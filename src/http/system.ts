@@ -1,14 +1,13 @@
 import { Elysia, t } from 'elysia'
 import type { Db } from '../db/client'
 import { AppError } from '../errors'
-import { errors } from './schemas'
+import { documented, errors } from './schemas'
 
 /** Liveness and readiness; no authentication. */
 export function systemRoutes(db: Db) {
   return new Elysia()
     .get('/health', () => ({ status: 'ok' as const }), {
-      response: { 200: t.Object({ status: t.Literal('ok') }) },
-      detail: { summary: 'Liveness: the process answers', tags: ['system'] },
+      detail: { responses: documented({ 200: t.Object({ status: t.Literal('ok') }) }), summary: 'Liveness: the process answers', tags: ['system'] },
     })
     .get(
       '/ready',
@@ -21,8 +20,7 @@ export function systemRoutes(db: Db) {
         return { status: 'ready' as const }
       },
       {
-        response: { 200: t.Object({ status: t.Literal('ready') }), ...errors() },
-        detail: { summary: 'Readiness: the database answers', tags: ['system'] },
+        detail: { responses: documented({ 200: t.Object({ status: t.Literal('ready') }), ...errors() }), summary: 'Readiness: the database answers', tags: ['system'] },
       },
     )
 }
