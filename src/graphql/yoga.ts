@@ -60,6 +60,8 @@ export function createGraphQL(deps: GraphQLDeps) {
     schema: graphqlSchema(),
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // CORS is the app's (CORS_ORIGINS); Yoga's own would answer every origin.
+    cors: false,
     graphiql: { title: 'Saved-Items Workflow API', defaultQuery: '{\n  inbox(first: 10, workflowStatus: PENDING, claimStatus: AVAILABLE) {\n    edges { node { id title requestedAction claimStatus } }\n  }\n}\n' },
     renderGraphiQL,
     logging: false,
@@ -83,7 +85,7 @@ export function createGraphQL(deps: GraphQLDeps) {
     },
     plugins: [
       // Compiles each validated document once into a specialised executor (measured in bench/).
-      useGraphQlJit({}, { enableIf: () => true }) as Plugin,
+      useGraphQlJit() as Plugin,
       EnvelopArmorPlugin({
         maxDepth: { n: 10 },
         maxAliases: { n: 15 },
