@@ -14,7 +14,7 @@ import { fileRoutes } from './http/files'
 import { completeSpec, docsPage, openapiDocument } from './http/docs'
 import { systemRoutes } from './http/system'
 import { corsPolicy, observability } from './http/observability'
-import { createGraphQL } from './graphql/yoga'
+import { createGraphQL, graphiqlPage } from './graphql/yoga'
 
 export interface AppDeps {
   config: Config
@@ -89,7 +89,14 @@ export function createApp(deps: AppDeps) {
     })
     // Yoga reads its own body (and serves GraphiQL on a browser's GET). Registered before the
     // JSON body parser, which would otherwise consume the stream despite `parse: 'none'`.
-    .all('/graphql', ({ request }) => yoga.fetch(request), { parse: 'none', detail: { hide: true } })
+    .all(
+      '/graphql',
+      async ({ request }) =>
+        request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
+          ? new Response(await graphiqlPage(), { headers: { 'content-type': 'text/html; charset=utf-8' } })
+          : yoga.fetch(request),
+      { parse: 'none', detail: { hide: true } },
+    )
     .use(bodyParser(config))
     .use(openapiDocument())
     .use(systemRoutes(db))

@@ -2,7 +2,6 @@ import { createYoga, type Plugin } from 'graphql-yoga'
 import { GraphQLError } from 'graphql'
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor'
 import { useGraphQlJit } from '@envelop/graphql-jit'
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql'
 import DataLoader from 'dataloader'
 import { AppError, ERROR_CODES } from '../errors'
 import type { CallerResolver } from '../auth/caller'
@@ -38,6 +37,21 @@ export interface GraphQLDeps extends ItemDeps {
   logger: Logger
 }
 
+let graphiql: string | undefined
+
+/** GraphiQL, bundled (no CDN), loaded and rendered on first use. */
+export async function graphiqlPage(): Promise<string> {
+  if (!graphiql) {
+    const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql')
+    graphiql = renderGraphiQL({
+      title: 'Saved-Items Workflow API',
+      endpoint: '/graphql',
+      defaultQuery: '{\n  inbox(first: 10, workflowStatus: PENDING, claimStatus: AVAILABLE) {\n    edges { node { id title requestedAction claimStatus } }\n  }\n}\n',
+    })
+  }
+  return graphiql
+}
+
 /** Yoga with our schema, the caller in the context, bounded queries and GraphiQL inlined. */
 export function createGraphQL(deps: GraphQLDeps) {
   const contextFor = async (request: Request, caller: Caller): Promise<GraphQLContext> => ({
@@ -62,8 +76,8 @@ export function createGraphQL(deps: GraphQLDeps) {
     landingPage: false,
     // CORS is the app's (CORS_ORIGINS); Yoga's own would answer every origin.
     cors: false,
-    graphiql: { title: 'Saved-Items Workflow API', defaultQuery: '{\n  inbox(first: 10, workflowStatus: PENDING, claimStatus: AVAILABLE) {\n    edges { node { id title requestedAction claimStatus } }\n  }\n}\n' },
-    renderGraphiQL,
+    // GraphiQL is served by `graphiqlPage` so its multi-megabyte bundle loads only when asked for.
+    graphiql: false,
     logging: false,
     context: async ({ request }) => {
       try {
