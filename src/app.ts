@@ -15,6 +15,7 @@ import { completeSpec, docsPage, openapiDocument } from './http/docs'
 import { systemRoutes } from './http/system'
 import { corsPolicy, observability } from './http/observability'
 import { createGraphQL, graphiqlPage } from './graphql/yoga'
+import { graphqlHandler } from './graphql/http'
 
 export interface AppDeps {
   config: Config
@@ -76,6 +77,7 @@ export function createApp(deps: AppDeps) {
   const rateLimit = createRateLimiter(config.rateLimitPerMinute)
   let docsHtml: string | undefined
   const yoga = createGraphQL({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl, logger })
+  const handleGraphQL = graphqlHandler(yoga as never)
 
   const app = new Elysia({ normalize: false })
     .use(observability(logger))
@@ -94,7 +96,7 @@ export function createApp(deps: AppDeps) {
       async ({ request }) =>
         request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
           ? new Response(await graphiqlPage(), { headers: { 'content-type': 'text/html; charset=utf-8' } })
-          : yoga.fetch(request),
+          : handleGraphQL(request),
       { parse: 'none', detail: { hide: true } },
     )
     .use(bodyParser(config))
