@@ -122,10 +122,17 @@ describe('items: create, list, filters, pagination', () => {
     expect(md).toContain('Next cursor: `')
     const single = await (await ctx.request(`GET`, `/api/saved/items/${item.id}?format=md`, { token: session })).text()
     const headings = single.split('\n').filter((l) => l.startsWith('#'))
-    expect(headings).toEqual(['# \\# Injected \\- list'])
+    expect(headings).toEqual(['# \\# Injected - list'])
     expect(single).toContain('> line one\n> \\# not a heading')
     expect(single).toContain(`\`${item.id}\``)
     expect(single).toContain('requested action:** calendar')
+    // Every block marker at the start of user text is neutralised; ordinary punctuation stays readable.
+    const { escapeInline } = await import('../src/http/markdown')
+    expect(escapeInline('1. first')).toBe('1\\. first')
+    expect(escapeInline('- item')).toBe('\\- item')
+    expect(escapeInline('    indented')).toBe('indented')
+    expect(escapeInline('<script>&amp;[x](y)')).toBe('\\<script\\>\\&amp;\\[x\\](y)')
+    expect(escapeInline('Lunch (12.30) at Mo\'s.')).toBe("Lunch (12.30) at Mo's.")
   })
 
   test('the list and tag queries use indexes (EXPLAIN QUERY PLAN)', async () => {

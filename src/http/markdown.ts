@@ -6,9 +6,17 @@ import type { Page } from '../domain/items'
  * quoted line by line), so a title like "# x\n- y" cannot add headings or list entries.
  */
 export function escapeInline(value: string): string {
-  return value
-    .replace(/\r\n?|\n/g, ' ')
-    .replace(/[\\`*_{}\[\]()<>#+\-.!|~]/g, (c) => `\\${c}`)
+  return (
+    value
+      .replace(/\r\n?|\n/g, ' ')
+      // Leading spaces would start an indented code block.
+      .replace(/^\s+/, '')
+      // Inline syntax anywhere: emphasis, code, links, HTML, entities, tables, headings.
+      .replace(/[\\`*_[\]<>&|~#]/g, (c) => `\\${c}`)
+      // Block markers only matter where a line starts.
+      .replace(/^([-+=>])/, '\\$1')
+      .replace(/^(\d+)([.)])/, '$1\\$2')
+  )
 }
 
 function code(value: string): string {
