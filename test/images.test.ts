@@ -28,10 +28,17 @@ describe('images: upload, signed links, rejections', () => {
     const agent = await agentToken(ctx, session, ['read_items'])
     const fetched = await ctx.json('GET', `/api/saved/items/${res.body.id}`, { token: agent.token })
     const url = new URL(fetched.body.source_image_url)
+    // Signed for 15 minutes by default.
+    const lifetime = Number(url.searchParams.get('expires')) - Date.now() / 1000
+    expect(lifetime).toBeGreaterThan(895)
+    expect(lifetime).toBeLessThanOrEqual(900)
     const image = await ctx.app.handle(new Request(url))
     expect(image.status).toBe(200)
     expect(image.headers.get('content-type')).toBe('image/png')
     expect(new Uint8Array(await image.arrayBuffer())).toEqual(PNG)
+    // The Markdown of the single fetch links the image.
+    const md = await (await ctx.request('GET', `/api/saved/items/${res.body.id}?format=md`, { token: agent.token })).text()
+    expect(md).toContain('- **image:** <http://localhost/files/images/')
     // The list does not carry image links; only the single fetch does.
     const list = await ctx.json('GET', '/api/saved/items', { token: session })
     expect(list.body.items[0].source_image_url).toBeUndefined()

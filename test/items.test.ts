@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { setup, sessionToken, agentToken, createItem, expectEnvelope } from './helpers'
+import { claimSql } from '../src/domain/claims'
 
 describe('items: create, list, filters, pagination', () => {
   test('creation validates and normalises; defaults per CONTRACT 2', async () => {
@@ -149,7 +150,7 @@ describe('items: create, list, filters, pagination', () => {
     expect(tags).not.toContain('TEMP B-TREE')
     expect(tags).not.toMatch(/SCAN (items|t\b)/)
     const inbox = await plan(`SELECT * FROM items WHERE user_id = 'u' AND requested_action IS NOT NULL AND workflow_status = 'pending'
-      AND (claim_id IS NULL OR lease_expires_at <= 5) ORDER BY created_at, id LIMIT 51`)
+      AND NOT ${claimSql.live('5')} ORDER BY created_at, id LIMIT 51`)
     expect(inbox).toContain('USING INDEX items_inbox')
     expect(inbox).not.toContain('TEMP B-TREE')
   })

@@ -1,5 +1,6 @@
 import type { InArgs } from '@libsql/client'
 import { claimantOf, requireScope, type Caller } from './caller'
+import { claimSql } from './claims'
 import { decodeCursor } from './cursor'
 import { itemEnums, listLimit, oneOf, requiredTags, text } from './item-input'
 import { CLAIM_STATUSES, ITEM_COLUMNS, toItemRecord } from './item-view'
@@ -42,13 +43,12 @@ export async function listInbox(deps: ItemDeps, caller: Caller, filter: InboxFil
     args.push(tag)
   }
   const me = claimantOf(caller)
-  const mine = '(claim_kind = ? AND claim_id = ?)'
   if (claimStatus === 'available') {
-    where.push('(claim_id IS NULL OR lease_expires_at <= ?)'), args.push(now)
+    where.push(`NOT ${claimSql.live('?')}`), args.push(now)
   } else if (claimStatus === 'mine') {
-    where.push(`lease_expires_at > ? AND ${mine}`), args.push(now, me.kind, me.id)
+    where.push(claimSql.heldBy('?', '?', '?')), args.push(now, me.kind, me.id)
   } else if (claimStatus === 'claimed') {
-    where.push(`claim_id IS NOT NULL AND lease_expires_at > ? AND NOT ${mine}`), args.push(now, me.kind, me.id)
+    where.push(claimSql.heldByOther('?', '?', '?')), args.push(now, me.kind, me.id)
   }
   if (cursor) where.push('(created_at, id) > (?, ?)'), args.push(cursor.createdAt, cursor.id)
   args.push(limit + 1)

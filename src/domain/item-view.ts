@@ -1,5 +1,6 @@
 import type { RawRow } from '../db/client'
 import { claimantOf, type Caller } from './caller'
+import { isLiveClaim } from './claims'
 import { iso } from './ids'
 
 export const ITEM_TYPES = ['event', 'media', 'reference'] as const
@@ -76,7 +77,7 @@ export function toItemRecord(row: RawRow, caller: Caller, now: number): ItemReco
   const r = row as unknown[]
   const claimId = r[C.claim_id]
   const leaseMs = r[C.lease_expires_at] === null ? null : Number(r[C.lease_expires_at])
-  const live = claimId !== null && leaseMs !== null && leaseMs > now
+  const live = isLiveClaim(claimId, leaseMs, now)
   const me = claimantOf(caller)
   const mine = live && r[C.claim_kind] === me.kind && claimId === me.id
   const createdAtMs = Number(r[C.created_at])

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import type { Db } from '../db/client'
 import { AppError, invalid } from '../errors'
 import { claimantOf, requireScope, type Caller } from './caller'
+import { claimSql } from './claims'
 import { iso } from './ids'
 import { LIMITS, normalizeTags, oneOf, text } from './item-input'
 import { ITEM_COLUMNS, WORKFLOW_STATUSES, toItemRecord, type ItemView, type WorkflowStatus } from './item-view'
@@ -87,8 +88,8 @@ export async function updateItem(db: Db, caller: Caller, id: string, body: unkno
     const p: Record<string, string | number | null> = {
       id, uid: caller.userId, now, ck: me.kind, cid: me.id, cname: me.name, rev: revision,
     }
-    const liveOther = '(claim_id IS NOT NULL AND lease_expires_at > :now AND NOT (claim_kind = :ck AND claim_id = :cid))'
-    const liveMine = '(claim_id IS NOT NULL AND lease_expires_at > :now AND claim_kind = :ck AND claim_id = :cid)'
+    const liveOther = claimSql.heldByOther(':now', ':ck', ':cid')
+    const liveMine = claimSql.heldBy(':now', ':ck', ':cid')
     let guard = 'id = :id AND user_id = :uid'
     if (touchesWork) guard += ` AND NOT ${liveOther}`
     if (change.workflowStatus) guard += ' AND workflow_status <> :target', (p.target = change.workflowStatus)

@@ -10,17 +10,18 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
  * status and timing — never a header, body or token.
  */
 export function observability(logger: Logger) {
-  const started = new WeakMap<Request, { id: string; at: number }>()
+  const started = new WeakMap<Request, { id: string; at: number; path: string }>()
   return new Elysia()
     .onRequest(({ request, set }) => {
       const incoming = request.headers.get('x-request-id')
       const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
-      started.set(request, { id, at: performance.now() })
+      const path = new URL(request.url).pathname
+      started.set(request, { id, at: performance.now(), path })
       set.headers['x-request-id'] = id
       set.headers['x-content-type-options'] = 'nosniff'
       set.headers['x-frame-options'] = 'DENY'
       set.headers['referrer-policy'] = 'no-referrer'
-      if (new URL(request.url).pathname.startsWith('/api/')) set.headers['cache-control'] = 'no-store'
+      if (path.startsWith('/api/')) set.headers['cache-control'] = 'no-store'
     })
     .onAfterResponse({ as: 'global' }, ({ request, set }) => {
       const meta = started.get(request)
@@ -28,7 +29,7 @@ export function observability(logger: Logger) {
       logger.info('request', {
         request_id: meta.id,
         method: request.method,
-        path: new URL(request.url).pathname,
+        path: meta.path,
         status: typeof set.status === 'number' ? set.status : 200,
         duration_ms: Math.round((performance.now() - meta.at) * 10) / 10,
       })

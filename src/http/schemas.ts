@@ -4,6 +4,8 @@ import {
   CLAIM_STATUSES, EXTRACTION_STATUSES, ITEM_TYPES, REQUESTED_ACTIONS, WORKFLOW_STATUSES,
 } from '../domain/item-view'
 import { AGENT_TOKEN_SCOPES } from '../domain/caller'
+import { LIMITS } from '../domain/item-input'
+import { MAX_LEASE_SECONDS } from '../domain/workflow'
 import { ERROR_CODES } from '../errors'
 
 // The JSON schemas of every REST request and answer. They drive request validation and the
@@ -77,7 +79,7 @@ export const HistorySchema = t.Object({
   ),
 })
 
-const limitQuery = t.Integer({ minimum: 1, maximum: 200, default: 50, description: '1 to 200; default 50.' })
+const limitQuery = t.Integer({ minimum: 1, maximum: LIMITS.listLimit, default: LIMITS.defaultListLimit, description: `1 to ${LIMITS.listLimit}; default ${LIMITS.defaultListLimit}.` })
 const formatQuery = enumOf(['json', 'md'] as const, 'json (default) or md for text/markdown.')
 
 export const ItemListQuery = t.Object({
@@ -106,20 +108,20 @@ export const InboxQuery = t.Object({
 
 export const FormatQuery = t.Object({ format: t.Optional(formatQuery) })
 
-const tagsInput = t.Array(t.String({ maxLength: 64 }), { maxItems: 50 })
+const tagsInput = t.Array(t.String({ maxLength: LIMITS.tagLength }), { maxItems: LIMITS.tags })
 
 export const CreateItemBody = t.Object(
   {
     type: enumOf(ITEM_TYPES),
     status: t.Optional(enumOf(EXTRACTION_STATUSES)),
     workflow_status: t.Optional(enumOf(WORKFLOW_STATUSES)),
-    title: t.Optional(nullable(t.String({ maxLength: 500 }))),
-    summary: t.Optional(nullable(t.String({ maxLength: 10_000 }))),
-    action_note: t.Optional(nullable(t.String({ maxLength: 10_000 }))),
+    title: t.Optional(nullable(t.String({ maxLength: LIMITS.title }))),
+    summary: t.Optional(nullable(t.String({ maxLength: LIMITS.summary }))),
+    action_note: t.Optional(nullable(t.String({ maxLength: LIMITS.note }))),
     tags: t.Optional(tagsInput),
     requested_action: t.Optional(nullable(enumOf(REQUESTED_ACTIONS))),
-    destination_kind: t.Optional(nullable(t.String({ maxLength: 200 }))),
-    destination_name: t.Optional(nullable(t.String({ maxLength: 200 }))),
+    destination_kind: t.Optional(nullable(t.String({ maxLength: LIMITS.destination }))),
+    destination_name: t.Optional(nullable(t.String({ maxLength: LIMITS.destination }))),
   },
   { additionalProperties: false },
 )
@@ -127,15 +129,15 @@ export const CreateItemBody = t.Object(
 export const PatchItemBody = t.Object(
   {
     workflow_status: t.Optional(enumOf(WORKFLOW_STATUSES)),
-    resolution_note: t.Optional(nullable(t.String({ maxLength: 10_000 }))),
+    resolution_note: t.Optional(nullable(t.String({ maxLength: LIMITS.note }))),
     claim_action: t.Optional(enumOf(['claim', 'release'] as const)),
-    lease_seconds: t.Optional(t.Integer({ minimum: 1, maximum: 86_400, description: 'Only with claim_action "claim"; default 300.' })),
+    lease_seconds: t.Optional(t.Integer({ minimum: 1, maximum: MAX_LEASE_SECONDS, description: 'Only with claim_action "claim"; default 300.' })),
     corrections: t.Optional(
       t.Object(
         {
-          title: t.Optional(nullable(t.String({ maxLength: 500 }))),
-          summary: t.Optional(nullable(t.String({ maxLength: 10_000 }))),
-          action_note: t.Optional(nullable(t.String({ maxLength: 10_000 }))),
+          title: t.Optional(nullable(t.String({ maxLength: LIMITS.title }))),
+          summary: t.Optional(nullable(t.String({ maxLength: LIMITS.summary }))),
+          action_note: t.Optional(nullable(t.String({ maxLength: LIMITS.note }))),
           tags: t.Optional(tagsInput),
         },
         { additionalProperties: false, description: 'Signed-in sessions only.' },
