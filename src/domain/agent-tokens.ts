@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, sql, desc, count } from 'drizzle-orm'
+import { and, eq, gt, isNull, sql, desc } from 'drizzle-orm'
 import type { Db } from '../db/client'
 import { agentTokens, type AgentTokenRow } from '../db/tables'
 import { AppError, invalid, notFound } from '../errors'
@@ -153,13 +153,4 @@ export async function verifyAgentToken(
       .where(and(eq(agentTokens.id, id), sql`(${agentTokens.lastUsedAt} IS NULL OR ${agentTokens.lastUsedAt} <= ${now - LAST_USED_WRITE_INTERVAL_MS})`))
   }
   return { id, userId: String(row.user_id), name: String(row.name), scopes: JSON.parse(String(row.scopes)) }
-}
-
-/** How many tokens the caller holds; used by tests and the README's limits. */
-export async function countActiveTokens(db: Db, userId: string, now = Date.now()): Promise<number> {
-  const [row] = await db
-    .select({ n: count() })
-    .from(agentTokens)
-    .where(and(eq(agentTokens.userId, userId), isNull(agentTokens.revokedAt), gt(agentTokens.expiresAt, now)))
-  return row?.n ?? 0
 }
