@@ -5,7 +5,7 @@ import { AppError, invalid } from './errors'
 import { createLogger, type Logger } from './logger'
 import { createSessionVerifier } from './auth/jwt'
 import { createCallerResolver } from './auth/caller'
-import { createRateLimiter } from './auth/rate-limit'
+import { createRateLimiter, DatabaseTokenBuckets } from './auth/rate-limit'
 import { createImageStore, LocalImageStore, type ImageStore } from './storage/images'
 import { errorMapper } from './http/errors'
 import { itemRoutes } from './http/items'
@@ -74,7 +74,10 @@ export function createApp(deps: AppDeps) {
   const logger = deps.logger ?? createLogger(config.logLevel)
   const images = deps.images ?? createImageStore(config)
   const resolveCaller = createCallerResolver(db, createSessionVerifier(config.jwt))
-  const rateLimit = createRateLimiter(config.rateLimitPerMinute)
+  const rateLimit = createRateLimiter(
+    config.rateLimitPerMinute,
+    config.rateLimitStore === 'database' ? new DatabaseTokenBuckets(db, config.rateLimitPerMinute) : undefined,
+  )
   let docsHtml: string | undefined
   const yoga = createGraphQL({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl, logger })
   const handleGraphQL = graphqlHandler(yoga as never)

@@ -31,6 +31,8 @@ export interface Config {
   signedUrlTtlSeconds: number
   s3?: S3Config
   rateLimitPerMinute: number
+  /** Where rate-limit buckets live: this process, or the database (shared by WORKERS). */
+  rateLimitStore: 'memory' | 'database'
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
   /** Public origin used in signed image links (e.g. https://api.example.com); default: the request's origin. */
   publicUrl?: string
@@ -167,6 +169,13 @@ export function loadConfig(env: Env = process.env): Config {
       }
     : undefined
 
+  const workers = int(env, 'WORKERS', 1, 1, 64)
+  // Several workers must share buckets, or each caller would get n times the limit.
+  const rateLimitStore = (env.RATE_LIMIT_STORE || (workers > 1 ? 'database' : 'memory')) as Config['rateLimitStore']
+  if (rateLimitStore !== 'memory' && rateLimitStore !== 'database') {
+    throw new ConfigError('RATE_LIMIT_STORE', `must be memory or database, got "${env.RATE_LIMIT_STORE}"`)
+  }
+
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel']
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`)
@@ -185,7 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     port,
     host,
-    workers: int(env, 'WORKERS', 1, 1, 64),
+    workers,
     production,
     dataDir,
     database: { url: dbUrl, authToken: env.DATABASE_AUTH_TOKEN || undefined, syncUrl: syncUrl?.toString() },
@@ -195,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     signedUrlTtlSeconds: int(env, 'SIGNED_URL_TTL_SECONDS', 900, 1, 7 * 24 * 3600),
     s3,
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+    rateLimitStore,
     logLevel,
     publicUrl: url(env, 'PUBLIC_URL', ['https:', 'http:'])?.origin,
     corsOrigins,

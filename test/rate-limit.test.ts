@@ -1,6 +1,17 @@
 import { describe, expect, test } from 'bun:test'
-import { setup, sessionToken, agentToken, expectEnvelope } from './helpers'
+import { setup, sessionToken, agentToken, expectEnvelope, JWT_SECRET } from './helpers'
 import { MemoryTokenBuckets } from '../src/auth/rate-limit'
+import { loadConfig } from '../src/config'
+import { openDatabase } from '../src/db/client'
+import { createApp } from '../src/app'
+import { createLogger } from '../src/logger'
+
+async function openSecondApp(dir: string, env: Record<string, string>) {
+  const config = loadConfig({ JWT_SECRET, DATA_DIR: dir, DATABASE_URL: `file:${dir}/test.db`, LOG_LEVEL: 'silent', ...env })
+  const db = await openDatabase(config.database)
+  const app = createApp({ config, db, logger: createLogger('silent') })
+  return { request: (method: string, path: string, o: { token: string }) => app.handle(new Request(`http://localhost${path}`, { method, headers: { authorization: `Bearer ${o.token}` } })) }
+}
 
 describe('rate limiting per caller', () => {
   test('over the limit: 429 rate_limited with Retry-After and RateLimit headers; callers are separate', async () => {
@@ -25,6 +36,24 @@ describe('rate limiting per caller', () => {
     // GraphQL counts against the same bucket.
     const gql = await ctx.request('POST', '/graphql', { token: agent.token, body: { query: '{ items { edges { cursor } } }' } })
     expect(gql.status).toBe(429)
+  })
+
+  test('with RATE_LIMIT_STORE=database, processes sharing the database share one bucket per caller, also under concurrency', async () => {
+    const first = await setup({ RATE_LIMIT_PER_MINUTE: '10', RATE_LIMIT_STORE: 'database' })
+    // A second app on the same file stands for a second worker process.
+    const second = await openSecondApp(first.dir, { RATE_LIMIT_PER_MINUTE: '10', RATE_LIMIT_STORE: 'database' })
+    const session = await sessionToken('alice')
+    const agent = await agentToken(first, session)
+    const results = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => (i % 2 ? first : second).request('GET', '/api/saved/items', { token: agent.token })),
+    )
+    const statuses = results.map((r) => r.status)
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(6)
+    const refused = results.find((r) => r.status === 429)!
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(loadConfig({ DATA_DIR: first.dir, WORKERS: '2' }).rateLimitStore).toBe('database')
+    expect(loadConfig({ DATA_DIR: first.dir }).rateLimitStore).toBe('memory')
   })
 
   test('RATE_LIMIT_PER_MINUTE=0 turns limiting off', async () => {

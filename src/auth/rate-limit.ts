@@ -1,4 +1,5 @@
 import { AppError } from '../errors'
+import type { Db } from '../db/client'
 import type { Caller } from '../domain/caller'
 
 export interface RateDecision {
@@ -48,6 +49,44 @@ export class MemoryTokenBuckets implements RateLimitStore {
     for (const [key, b] of this.buckets) {
       if (b.tokens + (now - b.at) * this.refillPerMs >= this.perMinute) this.buckets.delete(key)
     }
+  }
+}
+
+/**
+ * Buckets in the database, so every server process sharing it (WORKERS=n, or several hosts on
+ * one Turso database) draws from the same bucket. The refill and the draw are one conditional
+ * UPSERT, so concurrent requests cannot overdraw. Costs one write per request.
+ */
+export class DatabaseTokenBuckets implements RateLimitStore {
+  private readonly refillPerMs: number
+
+  constructor(
+    private readonly db: Db,
+    private readonly perMinute: number,
+  ) {
+    this.refillPerMs = perMinute / 60_000
+  }
+
+  async take(key: string, now: number): Promise<RateDecision> {
+    const args = { key, now, cap: this.perMinute, rate: this.refillPerMs }
+    const drawn = await this.db.$client.execute({
+      sql: `INSERT INTO rate_buckets (key, tokens, at) VALUES (:key, :cap - 1, :now)
+            ON CONFLICT(key) DO UPDATE SET tokens = min(:cap, tokens + (:now - at) * :rate) - 1, at = :now
+            WHERE min(:cap, rate_buckets.tokens + (:now - rate_buckets.at) * :rate) >= 1
+            RETURNING tokens`,
+      args,
+    })
+    const left = drawn.rows[0]?.tokens
+    if (left !== undefined) {
+      const tokens = Number(left)
+      return { allowed: true, limit: this.perMinute, remaining: Math.floor(tokens), resetSeconds: Math.max(1, Math.ceil((this.perMinute - tokens) / this.refillPerMs / 1000)) }
+    }
+    const current = await this.db.$client.execute({
+      sql: 'SELECT min(:cap, tokens + (:now - at) * :rate) AS tokens FROM rate_buckets WHERE key = :key',
+      args,
+    })
+    const tokens = Number(current.rows[0]?.tokens ?? 0)
+    return { allowed: false, limit: this.perMinute, remaining: 0, resetSeconds: Math.max(1, Math.ceil((1 - tokens) / this.refillPerMs / 1000)) }
   }
 }
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { sqliteTable, text, integer, index, uniqueIndex, primaryKey } from 'drizzle-orm/sqlite-core'
+import { sqliteTable, text, integer, real, index, uniqueIndex, primaryKey } from 'drizzle-orm/sqlite-core'
 
 // Timestamps are integer milliseconds since the epoch (UTC): they sort and compare cheaply in
 // the keyset cursor and serialise to ISO 8601 with millisecond precision at the edge.
@@ -100,6 +100,13 @@ export const agentTokens = sqliteTable(
   },
   (t) => [uniqueIndex('agent_tokens_hash').on(t.tokenHash), index('agent_tokens_user').on(t.userId, t.createdAt)],
 )
+
+/** Token buckets shared by server processes (RATE_LIMIT_STORE=database): one row per caller. */
+export const rateBuckets = sqliteTable('rate_buckets', {
+  key: text('key').primaryKey(),
+  tokens: real('tokens').notNull(),
+  at: integer('at').notNull(),
+})
 
 export type ItemRow = typeof items.$inferSelect
 export type AgentTokenRow = typeof agentTokens.$inferSelect
