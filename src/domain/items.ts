@@ -29,9 +29,9 @@ export interface ItemListFilter {
   limit?: unknown
 }
 
+/** An uploaded image. Its declared type and file name are ignored: the bytes say what it is. */
 export interface NewImage {
   bytes: Uint8Array
-  declaredType?: string
 }
 
 /** A page of `limit + 1` rows → the page and the cursor of its last item when more follow. */

@@ -34,7 +34,7 @@ async function fromForm(form: FormData): Promise<{ input: CreateItemInput; image
     if (key === 'image') {
       if (typeof value === 'string') throw invalid('image must be a file.', { field: 'image' })
       if (image) throw invalid('Send one image.', { field: 'image' })
-      image = { bytes: new Uint8Array(await value.arrayBuffer()), declaredType: value.type }
+      image = { bytes: new Uint8Array(await value.arrayBuffer()) }
     } else if (typeof value !== 'string') {
       throw invalid(`${key} must be a text field.`, { field: key })
     } else if (key === 'tags') {
