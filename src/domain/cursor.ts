@@ -6,9 +6,9 @@ export interface Cursor {
   id: string
 }
 
-/** Opaque to clients: base64url of `<created_at ms>:<id>`. */
+/** Opaque to clients: base64url (unpadded) of `<created_at ms>:<id>`, both ASCII. */
 export function encodeCursor(c: Cursor): string {
-  return Buffer.from(`${c.createdAt}:${c.id}`).toString('base64url')
+  return btoa(`${c.createdAt}:${c.id}`).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_')
 }
 
 /** A cursor that does not decode to exactly that shape is a 400, never a scan from the start. */

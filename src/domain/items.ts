@@ -4,7 +4,7 @@ import { AppError, invalid, notFound } from '../errors'
 import type { ImageStore } from '../storage/images'
 import { sniffImageType } from '../storage/images'
 import { requireScope, requireSession, type Caller } from './caller'
-import { decodeCursor, encodeCursor } from './cursor'
+import { decodeCursor, encodeCursor, type Cursor } from './cursor'
 import { newId } from './ids'
 import { LIMITS, itemEnums, listLimit, normalizeTags, requiredTags, text } from './item-input'
 import { ITEM_COLUMNS, ITEM_COLUMNS_AS, toItemRecord, type ItemView, type ItemType, type ExtractionStatus } from './item-view'
@@ -34,15 +34,25 @@ export interface NewImage {
   bytes: Uint8Array
 }
 
+/** Each page's keyset positions, for per-item cursors (GraphQL edges), kept off the page itself. */
+const positions = new WeakMap<Page, Cursor[]>()
+
+/** The cursor of each item on a page, in order: the same cursors REST hands out. */
+export function itemCursors(page: Page): string[] {
+  return (positions.get(page) ?? []).map(encodeCursor)
+}
+
 /** A page of `limit + 1` rows → the page and the cursor of its last item when more follow. */
 export function toPage(rows: { view: ItemView; createdAtMs: number }[], limit: number): Page {
   const more = rows.length > limit
-  const page = more ? rows.slice(0, limit) : rows
-  const last = page[page.length - 1]
-  return {
-    items: page.map((r) => r.view),
+  const kept = more ? rows.slice(0, limit) : rows
+  const last = kept[kept.length - 1]
+  const page: Page = {
+    items: kept.map((r) => r.view),
     next_cursor: more && last ? encodeCursor({ createdAt: last.createdAtMs, id: last.view.id }) : null,
   }
+  positions.set(page, kept.map((r) => ({ createdAt: r.createdAtMs, id: r.view.id })))
+  return page
 }
 
 /**

@@ -1,7 +1,6 @@
 import { builder } from './builder'
 import { ItemRef, toGraphQLItem, type GraphQLItem } from './item'
-import { encodeCursor } from '../domain/cursor'
-import type { Page } from '../domain/items'
+import { itemCursors, type Page } from '../domain/items'
 
 interface ItemConnectionShape {
   edges: { cursor: string; node: GraphQLItem }[]
@@ -10,7 +9,8 @@ interface ItemConnectionShape {
 
 /** A domain page → a Relay connection whose cursors are the REST cursors. */
 export function toConnection(page: Page, after: string | null | undefined): ItemConnectionShape {
-  const edges = page.items.map((item) => ({ cursor: encodeCursor({ createdAt: Date.parse(item.created_at), id: item.id }), node: toGraphQLItem(item) }))
+  const cursors = itemCursors(page)
+  const edges = page.items.map((item, i) => ({ cursor: cursors[i]!, node: toGraphQLItem(item) }))
   return {
     edges,
     pageInfo: {
