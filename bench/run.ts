@@ -3,7 +3,7 @@
 // autocannon over loopback (64 connections; server on core 0, load generator on core 1 where
 // there are two cores), and prints a table of req/s, p50, p99, the ratio to the baseline and
 // the server's peak RSS.
-//   BENCH_DURATION=10   seconds per scenario
+//   BENCH_DURATION=10   seconds per scenario, run as BENCH_ROUNDS=3 interleaved slices
 //   BENCH_LARGE=1000000 items in the large database (0 skips the 10k-vs-1M comparison)
 //   BENCH_WORKERS=1,2   worker counts to measure the REST list with
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -15,6 +15,7 @@ import { migrateDatabase } from '../src/db/migrate'
 import { seedItems } from '../scripts/seed'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const LARGE = Number(process.env.BENCH_LARGE ?? 1_000_000)
 const WORKERS = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number)
 const SECRET = 'bench-secret-bench-secret-bench-secret!!'
@@ -97,6 +98,27 @@ async function pagePaths(base: string, token: string, path: string, pages: numbe
   return paths
 }
 
+type Result = { rps: number; p50: number; p99: number; non2xx: number }
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+/**
+ * Runs the loads in turn, ROUNDS times, each for DURATION / ROUNDS seconds, so that the drift of
+ * a shared machine hits every load alike and ratios compare like with like. req/s is the mean
+ * over the slices; p50 and p99 are the medians of the slices' values.
+ */
+async function interleaved(specs: Record<string, unknown>[]): Promise<Result[]> {
+  const slices: Result[][] = specs.map(() => [])
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, spec] of specs.entries()) slices[i]!.push(await load({ ...spec, duration: DURATION / ROUNDS }))
+  }
+  return slices.map((s) => ({
+    rps: s.reduce((a, r) => a + r.rps, 0) / s.length,
+    p50: median(s.map((r) => r.p50)),
+    p99: median(s.map((r) => r.p99)),
+    non2xx: s.reduce((a, r) => a + r.non2xx, 0),
+  }))
+}
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'saved-bench-'))
   const procs: { kill(): void }[] = []
@@ -104,9 +126,9 @@ async function main() {
     const small = await seeded(dir, 'small.db', 10_000)
     const session = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(USER).setExpirationTime('2h').sign(new TextEncoder().encode(SECRET))
 
-    // Baseline first, alone on its core.
-    const baseline = Bun.spawn([...pin(0), process.execPath, 'bench/baseline.ts', small, USER, '3900'], { stdout: 'ignore', stderr: 'inherit' })
-    procs.push(baseline)
+    // Both servers on core 0, loaded one at a time from core 1.
+    const baselineProc = Bun.spawn([...pin(0), process.execPath, 'bench/baseline.ts', small, USER, '3900'], { stdout: 'ignore', stderr: 'inherit' })
+    procs.push(baselineProc)
     await waitFor('http://127.0.0.1:3900/')
     const service = await startService(small, 3901)
     procs.push(service)
@@ -115,26 +137,28 @@ async function main() {
     const auth = { authorization: `Bearer ${agent}` }
 
     const listPaths = await pagePaths(base, agent, '/api/saved/items?limit=50', 40)
-    const baselinePaths = listPaths.map((p) => p.replace('/api/saved/items', '/items'))
-    const b = await load({ url: 'http://127.0.0.1:3900', paths: baselinePaths })
-    rows.push({ scenario: 'baseline: Bun.serve + bun:sqlite, 50 items', ...b, ratio: '1.00', rss: peakRss(baseline.pid) })
-    baseline.kill()
-    const ratio = (rps: number, of = b.rps) => (rps / of).toFixed(2)
-
-    const list = await load({ url: base, paths: listPaths, headers: auth })
-    rows.push({ scenario: 'REST items list, agent token, limit 50', ...list, ratio: ratio(list.rps) })
     const tagPaths = (await Promise.all([['music', 'weekend'], ['family', 'kids'], ['food', 'home'], ['travel', 'work']].map(([a, c]) =>
       pagePaths(base, agent, `/api/saved/items?tags=${a},${c}&limit=50`, 5)))).flat()
-    const tags = await load({ url: base, paths: tagPaths, headers: auth })
-    rows.push({ scenario: 'REST list filtered by two tags', ...tags, ratio: ratio(tags.rps) })
     const inboxPaths = await pagePaths(base, agent, '/api/saved/inbox?workflow_status=pending&claim_status=available&limit=50', 20)
-    const inbox = await load({ url: base, paths: inboxPaths, headers: auth })
-    rows.push({ scenario: 'REST inbox pending + available', ...inbox, ratio: ratio(inbox.rps) })
     const ids = (await api(base, agent, 'GET', '/api/saved/items?limit=200')).body.items.map((i: any) => `/api/saved/items/${i.id}`)
-    const single = await load({ url: base, paths: ids, headers: auth })
-    rows.push({ scenario: 'REST single fetch', ...single, ratio: ratio(single.rps) })
     const gqlQuery = '{ items(first: 50) { edges { cursor node { id type status workflowStatus title summary actionNote resolutionNote tags requestedAction destinationKind destinationName claimStatus leaseExpiresAt createdAt updatedAt } } pageInfo { hasNextPage endCursor } } }'
-    const gql = await load({ url: base, paths: ['/graphql'], method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: gqlQuery }) })
+
+    const baselineSpec = { url: 'http://127.0.0.1:3900', paths: listPaths.map((p) => p.replace('/api/saved/items', '/items')) }
+    const listSpec = { url: base, paths: listPaths, headers: auth }
+    const [b, list, tags, inbox, single, gql] = await interleaved([
+      baselineSpec,
+      listSpec,
+      { url: base, paths: tagPaths, headers: auth },
+      { url: base, paths: inboxPaths, headers: auth },
+      { url: base, paths: ids, headers: auth },
+      { url: base, paths: ['/graphql'], method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: gqlQuery }) },
+    ]) as [Result, Result, Result, Result, Result, Result]
+    const ratio = (rps: number, of = b.rps) => (rps / of).toFixed(2)
+    rows.push({ scenario: 'baseline: Bun.serve + bun:sqlite, 50 items', ...b, ratio: '1.00', rss: peakRss(baselineProc.pid) })
+    rows.push({ scenario: 'REST items list, agent token, limit 50', ...list, ratio: ratio(list.rps) })
+    rows.push({ scenario: 'REST list filtered by two tags', ...tags, ratio: ratio(tags.rps) })
+    rows.push({ scenario: 'REST inbox pending + available', ...inbox, ratio: ratio(inbox.rps) })
+    rows.push({ scenario: 'REST single fetch', ...single, ratio: ratio(single.rps) })
     rows.push({ scenario: 'GraphQL items(first: 50)', ...gql, ratio: ratio(gql.rps), note: `${ratio(gql.rps, list.rps)} × REST list` })
 
     // Claim → done → reopen by 16 agents on distinct items.
@@ -142,14 +166,12 @@ async function main() {
     const c = JSON.parse((await new Response(cycle.stdout).text()).trim().split('\n').pop()!)
     rows.push({ scenario: 'claim → done → reopen, 16 agents', rps: c.opsPerSecond, p50: c.p50, p99: c.p99, note: `${c.doubleClaims} double claims, ${c.errors} errors` })
     rows.push({ scenario: '(service peak RSS, 10k items)', rps: 0, p50: 0, p99: 0, rss: peakRss(service.pid) })
-    service.kill()
-    await service.exited
 
     for (const workers of WORKERS.filter((w) => w > 1)) {
       const multi = await startService(small, 3902, workers)
       procs.push(multi)
-      const r = await load({ url: 'http://127.0.0.1:3902', paths: listPaths, headers: auth })
-      rows.push({ scenario: `REST items list, WORKERS=${workers} (unpinned)`, ...r, ratio: ratio(r.rps) })
+      const [wb, r] = (await interleaved([baselineSpec, { ...listSpec, url: 'http://127.0.0.1:3902' }])) as [Result, Result]
+      rows.push({ scenario: `REST items list, WORKERS=${workers} (unpinned)`, ...r, ratio: ratio(r.rps, wb.rps) })
       multi.kill()
       await multi.exited
     }
@@ -161,8 +183,8 @@ async function main() {
       const bigBase = 'http://127.0.0.1:3903'
       const bigAgent = (await api(bigBase, session, 'POST', '/api/saved/agent-tokens', { name: 'bench', scopes: ['read_items'] })).body.token
       const deep = await pagePaths(bigBase, bigAgent, '/api/saved/items?limit=50', 40)
-      const r = await load({ url: bigBase, paths: deep, headers: { authorization: `Bearer ${bigAgent}` } })
-      rows.push({ scenario: `REST items list at ${LARGE.toLocaleString('en')} items`, ...r, ratio: ratio(r.rps), rss: peakRss(big.pid), note: `p50 ${(r.p50 / Math.max(list.p50, 0.01)).toFixed(2)} × the 10k list` })
+      const [lb, small10k, r] = (await interleaved([baselineSpec, listSpec, { url: bigBase, paths: deep, headers: { authorization: `Bearer ${bigAgent}` } }])) as [Result, Result, Result]
+      rows.push({ scenario: `REST items list at ${LARGE.toLocaleString('en')} items`, ...r, ratio: ratio(r.rps, lb.rps), rss: peakRss(big.pid), note: `p50 ${(r.p50 / Math.max(small10k.p50, 0.01)).toFixed(2)} × the 10k list (${small10k.p50} ms), side by side` })
       big.kill()
     }
   } finally {
@@ -170,7 +192,7 @@ async function main() {
     rmSync(dir, { recursive: true, force: true })
   }
 
-  console.log(`\n${DURATION}s per scenario, 64 connections, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}\n`)
+  console.log(`\n${DURATION}s per scenario in ${ROUNDS} interleaved slices, 64 connections, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}\n`)
   console.log('| scenario | req/s | p50 ms | p99 ms | × baseline | peak RSS | note |')
   console.log('|---|---:|---:|---:|---:|---:|---|')
   for (const r of rows) {
