@@ -1,5 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import { setup, sessionToken, agentToken, createItem } from './helpers'
+import { createGraphQL } from '../src/graphql/yoga'
+import { graphqlHandler } from '../src/graphql/http'
+import { createCallerResolver } from '../src/auth/caller'
+import { createSessionVerifier } from '../src/auth/jwt'
+import { createRateLimiter } from '../src/auth/rate-limit'
+import { createImageStore } from '../src/storage/images'
+import { createLogger } from '../src/logger'
 
 /**
  * /graphql serves plain JSON POSTs through Yoga's envelop directly (src/graphql/http.ts) and
@@ -41,5 +48,28 @@ describe('GraphQL over HTTP: the lean path answers exactly like Yoga', () => {
       if (a.status === 200 && !('errors' in a.body)) lean++
     }
     expect(lean).toBeGreaterThanOrEqual(2)
+  })
+
+  test('plain JSON POSTs take the lean path; everything else reaches yoga.fetch', async () => {
+    const ctx = await setup()
+    const session = await sessionToken('alice')
+    const yoga = createGraphQL({
+      db: ctx.db, images: createImageStore(ctx.config), resolveCaller: createCallerResolver(ctx.db, createSessionVerifier(ctx.config.jwt)),
+      rateLimit: createRateLimiter(0), maxUploadBytes: 1024, logger: createLogger('silent'),
+    })
+    // The real Yoga, with its fetch counted.
+    let viaFetch = 0
+    const realFetch = yoga.fetch.bind(yoga)
+    const counted = Object.assign(Object.create(yoga), { fetch: (r: Request) => (viaFetch++, realFetch(r)) })
+    const handle = graphqlHandler(counted)
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      handle(new Request('http://localhost/graphql', { method: 'POST', body: JSON.stringify(body), headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json', ...headers } }))
+    const lean = await post({ query: '{ items { edges { cursor } } }' })
+    expect(lean.status).toBe(200)
+    expect(viaFetch).toBe(0)
+    await post({ query: '{ items { edges { cursor } } }' }, { accept: 'application/graphql-response+json' })
+    await post({ query: '{ items {' })
+    await post({ query: '{ __typename }', extensions: {} })
+    expect(viaFetch).toBe(3)
   })
 })

@@ -93,3 +93,18 @@ export const expectEnvelope = (body: any, code: string) => {
     throw new Error(`expected error envelope with code ${code}, got ${JSON.stringify(body)}`)
   }
 }
+
+/** Follows `next_cursor` from `path` (which already has a query string) to the end; returns every id seen. */
+export async function walkPages(ctx: TestContext, token: string, path: string, between?: (page: number) => Promise<void>) {
+  const seen: string[] = []
+  let cursor: string | null = null
+  let page = 0
+  do {
+    const res: any = await ctx.json('GET', `${path}${cursor ? `&cursor=${cursor}` : ''}`, { token })
+    if (res.status !== 200) throw new Error(`page ${page}: ${res.status} ${JSON.stringify(res.body)}`)
+    seen.push(...res.body.items.map((i: any) => i.id))
+    cursor = res.body.next_cursor
+    await between?.(page++)
+  } while (cursor)
+  return seen
+}

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { setup, sessionToken, agentToken, createItem, expectEnvelope } from './helpers'
+import { setup, sessionToken, agentToken, createItem, expectEnvelope, walkPages } from './helpers'
 
 describe('the inbox: a work queue', () => {
   test('only items with a requested action, oldest first, with every SPEC 4.4 filter', async () => {
@@ -60,14 +60,7 @@ describe('the inbox: a work queue', () => {
     const session = await sessionToken('alice')
     const made: string[] = []
     for (let i = 0; i < 7; i++) made.push((await createItem(ctx, session, { requested_action: 'save', title: `Job ${i}` })).id)
-    const seen: string[] = []
-    let cursor: string | null = null
-    do {
-      const res: any = await ctx.json('GET', `/api/saved/inbox?limit=3${cursor ? `&cursor=${cursor}` : ''}`, { token: session })
-      seen.push(...res.body.items.map((i: any) => i.id))
-      cursor = res.body.next_cursor
-    } while (cursor)
-    expect(seen).toEqual(made)
+    expect(await walkPages(ctx, session, '/api/saved/inbox?limit=3')).toEqual(made)
     const md = await ctx.request('GET', '/api/saved/inbox?format=md&limit=2', { token: session })
     expect(md.headers.get('content-type')).toBe('text/markdown; charset=utf-8')
     const text = await md.text()

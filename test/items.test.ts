@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { setup, sessionToken, agentToken, createItem, expectEnvelope } from './helpers'
+import { setup, sessionToken, agentToken, createItem, expectEnvelope, walkPages } from './helpers'
 import { claimSql } from '../src/domain/claims'
 
 describe('items: create, list, filters, pagination', () => {
@@ -63,16 +63,9 @@ describe('items: create, list, filters, pagination', () => {
     const created: string[] = []
     for (let i = 0; i < 23; i++) created.push((await createItem(ctx, session, { tags: ['walk'] })).id)
     for (const filter of ['', '&tag=walk']) {
-      const seen: string[] = []
-      let cursor: string | null = null
-      let pages = 0
-      do {
-        const res: any = await ctx.json('GET', `/api/saved/items?limit=5${filter}${cursor ? `&cursor=${cursor}` : ''}`, { token: session })
-        expect(res.status).toBe(200)
-        seen.push(...res.body.items.map((i: any) => i.id))
-        cursor = res.body.next_cursor
-        if (pages++ === 1) for (let i = 0; i < 4; i++) await createItem(ctx, session, { tags: ['walk'] })
-      } while (cursor)
+      const seen = await walkPages(ctx, session, `/api/saved/items?limit=5${filter}`, async (page) => {
+        if (page === 1) for (let i = 0; i < 4; i++) await createItem(ctx, session, { tags: ['walk'] })
+      })
       expect(new Set(seen).size).toBe(seen.length)
       for (const id of created) expect(seen).toContain(id)
     }

@@ -61,10 +61,14 @@ export function parseWorkflowChange(body: unknown): WorkflowChange {
   return change
 }
 
+/** Claim actions, status changes and resolution notes are work; corrections are metadata. */
+function touchesWork(change: WorkflowChange): boolean {
+  return change.claimAction !== undefined || change.workflowStatus !== undefined || change.resolutionNote !== undefined
+}
+
 /** Who may send what: workflow changes need the scope; corrections are the signed-in owner's alone. */
 function authorize(caller: Caller, change: WorkflowChange): void {
-  const touchesWork = change.claimAction !== undefined || change.workflowStatus !== undefined || change.resolutionNote !== undefined
-  if (touchesWork) requireScope(caller, 'update_workflow_status')
+  if (touchesWork(change)) requireScope(caller, 'update_workflow_status')
   if (change.corrections && caller.kind !== 'user') {
     throw new AppError('forbidden', 'Corrections can only be sent from a signed-in session, not with an agent token.')
   }
@@ -81,7 +85,8 @@ export async function updateItem(db: Db, caller: Caller, id: string, body: unkno
   const change = parseWorkflowChange(body)
   authorize(caller, change)
   const me = claimantOf(caller)
-  const touchesWork = change.claimAction !== undefined || change.workflowStatus !== undefined || change.resolutionNote !== undefined
+  // A claim guards the work, not the owner's metadata: only work is refused by another's claim.
+  const work = touchesWork(change)
 
   for (let attempt = 0; attempt < 3; attempt++) {
     const revision = randomBytes(9).toString('base64url')
@@ -91,7 +96,7 @@ export async function updateItem(db: Db, caller: Caller, id: string, body: unkno
     const liveOther = claimSql.heldByOther(':now', ':ck', ':cid')
     const liveMine = claimSql.heldBy(':now', ':ck', ':cid')
     let guard = 'id = :id AND user_id = :uid'
-    if (touchesWork) guard += ` AND NOT ${liveOther}`
+    if (work) guard += ` AND NOT ${liveOther}`
     if (change.workflowStatus) guard += ' AND workflow_status <> :target', (p.target = change.workflowStatus)
 
     const set = ['updated_at = :now', 'revision = :rev']
@@ -160,7 +165,7 @@ export async function updateItem(db: Db, caller: Caller, id: string, body: unkno
 
     // Nothing applied: say why. The read happens after the failed write, so it only names the error.
     const current = await findItemRecord(db, caller, id, now)
-    if (touchesWork && current.view.claim_status === 'claimed') {
+    if (work && current.view.claim_status === 'claimed') {
       throw new AppError('claim_conflict', 'The item is claimed by someone else until its lease ends.', {
         claimed_by: current.view.claimed_by,
         lease_expires_at: current.view.lease_expires_at,
