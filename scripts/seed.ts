@@ -5,7 +5,7 @@ import { loadConfig } from '../src/config'
 import { openDatabase, type Db } from '../src/db/client'
 import { migrateDatabase } from '../src/db/migrate'
 import { newId } from '../src/domain/ids'
-import { EXTRACTION_STATUSES, ITEM_TYPES, REQUESTED_ACTIONS } from '../src/domain/item-view'
+import { EXTRACTION_STATUSES, ITEM_TYPES, REQUESTED_ACTIONS } from '../src/domain/item'
 
 const TITLES = {
   event: ['Jazz night at the Blue Room', 'Parent-teacher meeting', 'Farmers market opening', 'Dentist appointment', 'Team offsite in Lisbon'],

@@ -15,6 +15,9 @@ import { completeSpec, docsPage, openapiDocument } from './http/docs'
 import { systemRoutes } from './http/system'
 import { corsPolicy, observability } from './http/observability'
 import { createGraphQL, graphiqlPage } from './graphql/yoga'
+import { systemClock, type Clock, type Deps } from './domain/deps'
+import { ChangeFollower } from './domain/change-follower'
+import { withIdempotency } from './http/idempotency'
 import { graphqlHandler } from './graphql/http'
 
 export interface AppDeps {
@@ -22,6 +25,8 @@ export interface AppDeps {
   db: Db
   images?: ImageStore
   logger?: Logger
+  /** Tests drive time through their own clock. */
+  clock?: Clock
 }
 
 /**
@@ -73,13 +78,27 @@ export function createApp(deps: AppDeps) {
   const { config, db } = deps
   const logger = deps.logger ?? createLogger(config.logLevel)
   const images = deps.images ?? createImageStore(config)
-  const resolveCaller = createCallerResolver(db, createSessionVerifier(config.jwt))
+  const clock = deps.clock ?? systemClock
+  const domain: Deps = {
+    db,
+    images,
+    clock,
+    logger,
+    limits: {
+      uploadBytes: config.limits.uploadBytes,
+      maxClaimAttempts: config.maxClaimAttempts,
+      maxWaiters: config.limits.maxWaiters,
+      maxWaitersPerCaller: config.limits.maxWaitersPerCaller,
+    },
+    changes: new ChangeFollower(db),
+  }
+  const resolveCaller = createCallerResolver(db, createSessionVerifier(config.jwt), clock)
   const rateLimit = createRateLimiter(
     config.rateLimitPerMinute,
     config.rateLimitStore === 'database' ? new DatabaseTokenBuckets(db, config.rateLimitPerMinute) : undefined,
   )
   let docsHtml: string | undefined
-  const yoga = createGraphQL({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl, logger })
+  const yoga = createGraphQL({ deps: domain, resolveCaller, rateLimit })
   const handleGraphQL = graphqlHandler(yoga as never)
 
   const app = new Elysia({ normalize: false })
@@ -105,9 +124,9 @@ export function createApp(deps: AppDeps) {
     .use(bodyParser(config))
     .use(openapiDocument())
     .use(systemRoutes(db))
-    .use(itemRoutes({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl }))
-    .use(agentTokenRoutes(db, resolveCaller, rateLimit))
-  if (images instanceof LocalImageStore) app.use(fileRoutes(images))
+    .use(itemRoutes({ deps: domain, resolveCaller, rateLimit }))
+    .use(agentTokenRoutes(domain, resolveCaller, rateLimit))
+  if (images instanceof LocalImageStore) app.use(fileRoutes(images, clock))
   let spec: unknown
   const completedSpec = async () => (spec ??= completeSpec(await (await app.handle(new Request('http://localhost/openapi/generated.json'))).json()))
   app.get('/openapi/json', async () => Response.json(await completedSpec()), { detail: { hide: true } })
@@ -119,7 +138,12 @@ export function createApp(deps: AppDeps) {
     },
     { detail: { hide: true } },
   )
-  return app
+  app.onStop(() => domain.changes.close())
+  // Idempotency wraps the whole app: a replay is the first answer, byte for byte. `handle` is
+  // what tests call and what main.ts serves.
+  const inner = (request: Request) => app.fetch(request) as Promise<Response>
+  app.handle = withIdempotency(domain, resolveCaller, inner)
+  return Object.assign(app, { deps: domain })
 }
 
 export type App = ReturnType<typeof createApp>

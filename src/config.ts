@@ -37,9 +37,14 @@ export interface Config {
   /** Public origin used in signed image links (e.g. https://api.example.com); default: the request's origin. */
   publicUrl?: string
   corsOrigins: string[]
+  /** Fresh claims after which an item is stuck (MAX_CLAIM_ATTEMPTS). */
+  maxClaimAttempts: number
   limits: {
     jsonBodyBytes: number
     uploadBytes: number
+    /** Claim-next requests waiting at once, per process and per caller. */
+    maxWaiters: number
+    maxWaitersPerCaller: number
   }
 }
 
@@ -208,9 +213,12 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     publicUrl: url(env, 'PUBLIC_URL', ['https:', 'http:'])?.origin,
     corsOrigins,
+    maxClaimAttempts: int(env, 'MAX_CLAIM_ATTEMPTS', 5, 1, 1000),
     limits: {
       jsonBodyBytes: int(env, 'MAX_JSON_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
       uploadBytes: int(env, 'MAX_UPLOAD_BYTES', 10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+      maxWaiters: int(env, 'MAX_WAITING_CLAIMS', 2000, 1, 100_000),
+      maxWaitersPerCaller: int(env, 'MAX_WAITING_CLAIMS_PER_CALLER', 50, 1, 10_000),
     },
   })
 }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { setup, sessionToken, agentToken, expectEnvelope } from './helpers'
-import { hashAgentToken } from '../src/auth/tokens'
+import { hashAgentToken } from '../src/domain/token-secrets'
 
 describe('agent tokens', () => {
   test('creation returns the raw secret once; only its hash is stored; the list never shows it', async () => {

@@ -54,8 +54,8 @@ describe('GraphQL over HTTP: the lean path answers exactly like Yoga', () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
     const yoga = createGraphQL({
-      db: ctx.db, images: createImageStore(ctx.config), resolveCaller: createCallerResolver(ctx.db, createSessionVerifier(ctx.config.jwt)),
-      rateLimit: createRateLimiter(0), maxUploadBytes: 1024, logger: createLogger('silent'),
+      deps: ctx.app.deps, resolveCaller: createCallerResolver(ctx.db, createSessionVerifier(ctx.config.jwt), ctx.app.deps.clock),
+      rateLimit: createRateLimiter(0),
     })
     // The real Yoga, with its fetch counted.
     let viaFetch = 0

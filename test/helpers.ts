@@ -12,8 +12,18 @@ import { createLogger } from '../src/logger'
 export const JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long!'
 const secretKey = new TextEncoder().encode(JWT_SECRET)
 
+/** Real time plus an offset the test moves forward: leases and links expire without sleeping. */
+export class TestClock {
+  private offset = 0
+  now = () => Date.now() + this.offset
+  advance(ms: number) {
+    this.offset += ms
+  }
+}
+
 export interface TestContext {
   app: App
+  clock: TestClock
   db: Db
   config: Config
   dir: string
@@ -33,8 +43,10 @@ export async function setup(env: Record<string, string> = {}): Promise<TestConte
   const config = loadConfig({ JWT_SECRET, DATA_DIR: dir, DATABASE_URL: `file:${dir}/test.db`, LOG_LEVEL: 'silent', ...env })
   const db = await openDatabase(config.database)
   await migrateDatabase(db)
-  const app = createApp({ config, db, logger: createLogger(process.env.TEST_LOG === '1' ? 'debug' : 'silent') })
+  const clock = new TestClock()
+  const app = createApp({ config, db, clock, logger: createLogger(process.env.TEST_LOG === '1' ? 'debug' : 'silent') })
   cleanups.push(() => {
+    app.deps.changes.close()
     db.$client.close()
     rmSync(dir, { recursive: true, force: true })
   })
@@ -51,7 +63,7 @@ export async function setup(env: Record<string, string> = {}): Promise<TestConte
     return app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
   }
   return {
-    app, db, config, dir, request,
+    app, clock, db, config, dir, request,
     async json(method, path, options) {
       const res = await request(method, path, options)
       const text = await res.text()

@@ -23,7 +23,7 @@ describe('images: upload, signed links, rejections', () => {
     })
     expect(res.status).toBe(201)
     expect(res.body.tags).toEqual(['tax', 'home'])
-    expect(res.body.source_image_url).toStartWith('http://localhost/files/images/')
+    expect(res.body.source_image_url).toStartWith('http://localhost:3000/files/images/')
 
     const agent = await agentToken(ctx, session, ['read_items'])
     const fetched = await ctx.json('GET', `/api/saved/items/${res.body.id}`, { token: agent.token })
@@ -38,7 +38,7 @@ describe('images: upload, signed links, rejections', () => {
     expect(new Uint8Array(await image.arrayBuffer())).toEqual(PNG)
     // The Markdown of the single fetch links the image.
     const md = await (await ctx.request('GET', `/api/saved/items/${res.body.id}?format=md`, { token: agent.token })).text()
-    expect(md).toContain('- **image:** <http://localhost/files/images/')
+    expect(md).toContain('- **image:** <http://localhost:3000/files/images/')
     // The list does not carry image links; only the single fetch does.
     const list = await ctx.json('GET', '/api/saved/items', { token: session })
     expect(list.body.items[0].source_image_url).toBeUndefined()
@@ -64,7 +64,7 @@ describe('images: upload, signed links, rejections', () => {
       expect(res.status).toBe(403)
       expectEnvelope(await res.json(), 'forbidden')
     }
-    await Bun.sleep(1100)
+    ctx.clock.advance(1100)
     const expired = await ctx.app.handle(new Request(url))
     expect(expired.status).toBe(403)
     expect((await expired.json()).error.message).toContain('expired')

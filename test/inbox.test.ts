@@ -41,7 +41,7 @@ describe('the inbox: a work queue', () => {
     const lapsed = await createItem(ctx, session, { requested_action: 'workflow' })
     await ctx.request('PATCH', `/api/saved/items/${held.id}`, { token: one.token, body: { claim_action: 'claim' } })
     await ctx.request('PATCH', `/api/saved/items/${lapsed.id}`, { token: one.token, body: { claim_action: 'claim', lease_seconds: 1 } })
-    await Bun.sleep(1050)
+    ctx.clock.advance(1100)
     const view = async (token: string, status: string) =>
       (await ctx.json('GET', `/api/saved/inbox?claim_status=${status}`, { token })).body.items.map((i: any) => i.id)
     expect(await view(one.token, 'mine')).toEqual([held.id])

@@ -84,7 +84,7 @@ describe('workflow PATCH: every row of CONTRACT 4, for both kinds of claimant', 
     const claimed = await w.patch(w.a, { claim_action: 'claim', lease_seconds: 1 })
     expect(claimed.body.claim_status).toBe('mine')
     expect((await w.patch(w.b, { claim_action: 'claim' })).status).toBe(409)
-    await Bun.sleep(1100)
+    w.ctx.clock.advance(1100)
     const seen = await w.ctx.json('GET', `/api/saved/items/${w.item.id}`, { token: w.a })
     expect(seen.body.claim_status).toBe('available')
     expect(seen.body.lease_expires_at).toBeNull()

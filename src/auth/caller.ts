@@ -3,7 +3,8 @@ import { AppError } from '../errors'
 import type { Caller } from '../domain/caller'
 import { verifyAgentToken } from '../domain/agent-tokens'
 import { ensureUser } from '../domain/users'
-import { AGENT_TOKEN_PREFIX, isWellFormedAgentToken } from './tokens'
+import { AGENT_TOKEN_PREFIX, isWellFormedAgentToken } from '../domain/token-secrets'
+import type { Clock } from '../domain/deps'
 import type { SessionVerifier } from './jwt'
 
 const CHALLENGE = 'Bearer realm="saved"'
@@ -22,7 +23,7 @@ export type CallerResolver = (authorization: string | null | undefined) => Promi
  * The one place a bearer header becomes a caller (CONTRACT 1): `sat_…` is an agent token,
  * anything else a session JWT. Every failure is 401 with an RFC 6750 challenge.
  */
-export function createCallerResolver(db: Db, verifySession: SessionVerifier): CallerResolver {
+export function createCallerResolver(db: Db, verifySession: SessionVerifier, clock: Clock): CallerResolver {
   const lastUsedWrites = new Map<string, number>()
   const knownUsers = new Set<string>()
 
@@ -33,9 +34,12 @@ export function createCallerResolver(db: Db, verifySession: SessionVerifier): Ca
     const token = match[1]!
 
     if (token.startsWith(AGENT_TOKEN_PREFIX)) {
-      const verified = isWellFormedAgentToken(token) ? await verifyAgentToken(db, token, lastUsedWrites) : null
+      const verified = isWellFormedAgentToken(token) ? await verifyAgentToken(db, token, lastUsedWrites, clock.now()) : null
       if (!verified) throw unauthorized('The agent token is invalid, expired or revoked.', 'invalid agent token')
-      return { kind: 'agent_token', userId: verified.userId, tokenId: verified.id, tokenName: verified.name, scopes: verified.scopes }
+      return {
+        kind: 'agent_token', userId: verified.userId, tokenId: verified.id, tokenName: verified.name, scopes: verified.scopes,
+        expiresAt: verified.expiresAt,
+      }
     }
 
     const result = await verifySession(token)
@@ -46,7 +50,7 @@ export function createCallerResolver(db: Db, verifySession: SessionVerifier): Ca
     }
     // A user is known from the first valid JWT that names them; remembered to avoid a write per request.
     if (!knownUsers.has(result.userId)) {
-      await ensureUser(db, result.userId)
+      await ensureUser(db, result.userId, clock.now())
       knownUsers.add(result.userId)
     }
     return { kind: 'user', userId: result.userId }

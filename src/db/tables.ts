@@ -31,6 +31,12 @@ export const items = sqliteTable(
     claimId: text('claim_id'),
     claimName: text('claim_name'),
     leaseExpiresAt: integer('lease_expires_at'),
+    /** The live lease's id (fencing token); a renewal keeps it, a fresh claim replaces it. */
+    leaseId: text('lease_id'),
+    /** Fresh claims since creation, reopen or the owner's revoke. */
+    attempts: integer('attempts').notNull().default(0),
+    /** A delayed release: claim next passes the item over until then. */
+    availableAt: integer('available_at'),
     imageKey: text('image_key'),
     imageType: text('image_type'),
     createdAt: integer('created_at').notNull(),
@@ -64,6 +70,11 @@ export const itemTags = sqliteTable(
   ],
 )
 
+/**
+ * The change log: one row per change to an item, written in the same transaction as the change.
+ * `id` only grows, in the order the database applied the writes (AUTOINCREMENT never reuses
+ * one), so it is the feed's sequence. The workflow history is a view of it.
+ */
 export const itemEvents = sqliteTable(
   'item_events',
   {
@@ -79,7 +90,7 @@ export const itemEvents = sqliteTable(
     to: text('to'),
     note: text('note'),
   },
-  (t) => [index('item_events_item').on(t.itemId, t.id)],
+  (t) => [index('item_events_item').on(t.itemId, t.id), index('item_events_user').on(t.userId, t.id)],
 )
 
 export const agentTokens = sqliteTable(
@@ -107,6 +118,24 @@ export const rateBuckets = sqliteTable('rate_buckets', {
   tokens: real('tokens').notNull(),
   at: integer('at').notNull(),
 })
+
+/**
+ * Idempotency keys (CONTRACT 7): per caller, kept 24 hours. `status` is null while the first
+ * request runs; then the answer is stored for replay.
+ */
+export const idempotencyKeys = sqliteTable(
+  'idempotency_keys',
+  {
+    owner: text('owner').notNull(),
+    key: text('key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    status: integer('status'),
+    headers: text('headers'),
+    body: text('body'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.owner, t.key] }), index('idempotency_keys_created').on(t.createdAt)],
+)
 
 export type ItemRow = typeof items.$inferSelect
 export type AgentTokenRow = typeof agentTokens.$inferSelect

@@ -1,93 +1,72 @@
-import { and, eq, gt, isNull, sql, desc } from 'drizzle-orm'
+import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm'
 import type { Db } from '../db/client'
 import { agentTokens, type AgentTokenRow } from '../db/tables'
-import { AppError, invalid, notFound } from '../errors'
-import { generateAgentToken, hashAgentToken, tokenHint } from '../auth/tokens'
-import { AGENT_TOKEN_SCOPES, requireSession, type AgentTokenScope, type Caller } from './caller'
-import { newId, iso } from './ids'
+import { AppError, invalidField, notFound } from '../errors'
+import { claimSql } from './claims'
+import { requireSession, type AgentTokenScope, type Caller } from './caller'
+import type { Deps } from './deps'
+import { newId } from './ids'
+import { generateAgentToken, hashAgentToken, tokenHint } from './token-secrets'
 
 export const MAX_ACTIVE_TOKENS = 50
 export const DEFAULT_EXPIRES_IN_DAYS = 90
 const LAST_USED_WRITE_INTERVAL_MS = 60_000
 
-export interface AgentTokenView {
+/** A token as its owner sees it; the secret is never part of it. */
+export interface AgentToken {
   id: string
   name: string
   scopes: AgentTokenScope[]
-  created_at: string
-  expires_at: string
-  last_used_at: string | null
-  token_hint: string
+  createdAt: number
+  expiresAt: number
+  lastUsedAt: number | null
+  tokenHint: string
 }
 
-export interface CreateAgentTokenInput {
-  name: unknown
-  scopes: unknown
-  expires_in_days?: unknown
+export interface NewAgentToken {
+  name: string
+  scopes: AgentTokenScope[]
+  /** Whole days, 1..365 (the interface types it as a string of digits). */
+  expiresInDays?: string
 }
 
-function view(row: AgentTokenRow): AgentTokenView {
+function toAgentToken(row: AgentTokenRow): AgentToken {
   return {
-    id: row.id,
-    name: row.name,
-    scopes: JSON.parse(row.scopes),
-    created_at: iso(row.createdAt),
-    expires_at: iso(row.expiresAt),
-    last_used_at: row.lastUsedAt === null ? null : iso(row.lastUsedAt),
-    token_hint: row.tokenHint,
+    id: row.id, name: row.name, scopes: JSON.parse(row.scopes), createdAt: row.createdAt, expiresAt: row.expiresAt,
+    lastUsedAt: row.lastUsedAt, tokenHint: row.tokenHint,
   }
 }
 
-function parseCreate(input: CreateAgentTokenInput): { name: string; scopes: AgentTokenScope[]; days: number } {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid('The body must be a JSON object.')
-  for (const key of Object.keys(input)) {
-    if (!['name', 'scopes', 'expires_in_days'].includes(key)) throw invalid(`Unknown property "${key}".`, { field: key })
-  }
-  const { name, scopes, expires_in_days } = input
-  if (typeof name !== 'string' || name.trim().length < 1 || name.length > 100) {
-    throw invalid('name must be a string of 1 to 100 characters.', { field: 'name' })
-  }
-  if (!Array.isArray(scopes) || scopes.length === 0) {
-    throw invalid('scopes must be a non-empty array of read_items and/or update_workflow_status.', { field: 'scopes' })
-  }
-  for (const scope of scopes) {
-    if (!AGENT_TOKEN_SCOPES.includes(scope)) {
-      throw invalid(`Unknown scope "${String(scope)}"; allowed: ${AGENT_TOKEN_SCOPES.join(', ')}.`, { field: 'scopes' })
-    }
-  }
+// Control characters, ANSI escapes' ESC, and bidirectional overrides that could disguise a name.
+const UNSAFE_NAME = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+
+function checkNewToken(input: NewAgentToken): { name: string; scopes: AgentTokenScope[]; days: number } {
+  const name = input.name.trim()
+  if (name.length < 1 || input.name.length > 100) throw invalidField('name', 'must be 1 to 100 characters')
+  if (UNSAFE_NAME.test(name)) throw invalidField('name', 'cannot hold control characters or direction overrides')
+  if (input.scopes.length === 0) throw invalidField('scopes', 'must hold at least one scope')
   let days = DEFAULT_EXPIRES_IN_DAYS
-  if (expires_in_days !== undefined) {
-    // Typed as a string by the interface; a whole number 1..365 written in digits only.
-    if (typeof expires_in_days !== 'string' || !/^\d{1,3}$/.test(expires_in_days)) {
-      throw invalid('expires_in_days must be a string holding a whole number from 1 to 365.', { field: 'expires_in_days' })
-    }
-    days = Number(expires_in_days)
-    if (days < 1 || days > 365) {
-      throw invalid('expires_in_days must be a string holding a whole number from 1 to 365.', { field: 'expires_in_days' })
-    }
+  if (input.expiresInDays !== undefined) {
+    const rule = 'must be a string holding a whole number from 1 to 365'
+    if (!/^\d{1,3}$/.test(input.expiresInDays)) throw invalidField('expiresInDays', rule)
+    days = Number(input.expiresInDays)
+    if (days < 1 || days > 365) throw invalidField('expiresInDays', rule)
   }
-  return { name: name.trim(), scopes: [...new Set(scopes as AgentTokenScope[])], days }
+  return { name, scopes: [...new Set(input.scopes)], days }
 }
 
 /** Creates a token for the signed-in user. The raw secret is in this answer and nowhere else. */
-export async function createAgentToken(db: Db, caller: Caller, input: CreateAgentTokenInput, now = Date.now()) {
+export async function createAgentToken(deps: Deps, caller: Caller, input: NewAgentToken): Promise<AgentToken & { token: string }> {
   requireSession(caller)
-  const { name, scopes, days } = parseCreate(input)
+  const { name, scopes, days } = checkNewToken(input)
+  const now = deps.clock.now()
   const raw = generateAgentToken()
   const row: AgentTokenRow = {
-    id: newId('tok'),
-    userId: caller.userId,
-    name,
-    scopes: JSON.stringify(scopes),
-    tokenHash: hashAgentToken(raw),
-    tokenHint: tokenHint(raw),
-    createdAt: now,
-    expiresAt: now + days * 86_400_000,
-    lastUsedAt: null,
-    revokedAt: null,
+    id: newId('tok', now), userId: caller.userId, name, scopes: JSON.stringify(scopes), tokenHash: hashAgentToken(raw),
+    tokenHint: tokenHint(raw), createdAt: now, expiresAt: now + days * 86_400_000, lastUsedAt: null, revokedAt: null,
   }
   // One conditional INSERT enforces the cap, so concurrent creations cannot overshoot it.
-  const inserted = await db.$client.execute({
+  const inserted = await deps.db.$client.execute({
     sql: `INSERT INTO agent_tokens (id, user_id, name, scopes, token_hash, token_hint, created_at, expires_at)
           SELECT ?, ?, ?, ?, ?, ?, ?, ?
           WHERE (SELECT count(*) FROM agent_tokens
@@ -98,29 +77,48 @@ export async function createAgentToken(db: Db, caller: Caller, input: CreateAgen
   if (inserted.rowsAffected === 0) {
     throw new AppError('token_limit_reached', `A user can hold at most ${MAX_ACTIVE_TOKENS} active agent tokens; revoke one first.`)
   }
-  return { ...view(row), token: raw }
+  return { ...toAgentToken(row), token: raw }
 }
 
 /** Active tokens only: not revoked, not expired. Newest first. */
-export async function listAgentTokens(db: Db, caller: Caller, now = Date.now()): Promise<AgentTokenView[]> {
+export async function listAgentTokens(deps: Deps, caller: Caller): Promise<AgentToken[]> {
   requireSession(caller)
-  const rows = await db
+  const rows = await deps.db
     .select()
     .from(agentTokens)
-    .where(and(eq(agentTokens.userId, caller.userId), isNull(agentTokens.revokedAt), gt(agentTokens.expiresAt, now)))
+    .where(and(eq(agentTokens.userId, caller.userId), isNull(agentTokens.revokedAt), gt(agentTokens.expiresAt, deps.clock.now())))
     .orderBy(desc(agentTokens.createdAt), desc(agentTokens.id))
-  return rows.map(view)
+  return rows.map(toAgentToken)
 }
 
-/** Revokes one of the caller's tokens. Another user's token id answers like an unknown one. */
-export async function revokeAgentToken(db: Db, caller: Caller, id: string, now = Date.now()): Promise<void> {
+/**
+ * Revokes one of the caller's tokens, and in the same transaction ends every live claim it
+ * holds (recorded as `revoke` by the owner), so a revoked agent's work is free at once.
+ * Another user's token id answers like an unknown one.
+ */
+export async function revokeAgentToken(deps: Deps, caller: Caller, id: string): Promise<void> {
   requireSession(caller)
-  const result = await db
-    .update(agentTokens)
-    .set({ revokedAt: now })
-    .where(and(eq(agentTokens.id, id), eq(agentTokens.userId, caller.userId), isNull(agentTokens.revokedAt)))
-    .returning({ id: agentTokens.id })
-  if (result.length === 0) throw notFound('Agent token')
+  const now = deps.clock.now()
+  const p = { id, uid: caller.userId, now }
+  const held = `user_id = :uid AND ${claimSql.heldBy(':now', "'agent_token'", ':id')}
+    AND EXISTS (SELECT 1 FROM agent_tokens WHERE id = :id AND user_id = :uid AND revoked_at IS NULL)`
+  const results = await deps.db.$client.batch(
+    [
+      {
+        sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
+              SELECT id, user_id, :now, 'user', :uid, NULL, 'revoke', claim_id, 'available', claim_name FROM items WHERE ${held}`,
+        args: p,
+      },
+      {
+        sql: `UPDATE items SET claim_kind = NULL, claim_id = NULL, claim_name = NULL, lease_expires_at = NULL, lease_id = NULL,
+                updated_at = :now WHERE ${held}`,
+        args: p,
+      },
+      { sql: 'UPDATE agent_tokens SET revoked_at = :now WHERE id = :id AND user_id = :uid AND revoked_at IS NULL RETURNING id', args: p },
+    ],
+    'write',
+  )
+  if (results[2]!.rows.length === 0) throw notFound('Agent token')
 }
 
 export interface VerifiedAgentToken {
@@ -128,6 +126,7 @@ export interface VerifiedAgentToken {
   userId: string
   name: string
   scopes: AgentTokenScope[]
+  expiresAt: number
 }
 
 /**
@@ -139,7 +138,7 @@ export async function verifyAgentToken(
   db: Db,
   raw: string,
   lastUsedWrites: Map<string, number>,
-  now = Date.now(),
+  now: number,
 ): Promise<VerifiedAgentToken | null> {
   const [row] = await db.$query('SELECT id, user_id, name, scopes, expires_at, revoked_at FROM agent_tokens WHERE token_hash = ?', [hashAgentToken(raw)])
   if (!row || row.revoked_at !== null || Number(row.expires_at) <= now) return null
@@ -152,5 +151,5 @@ export async function verifyAgentToken(
       .set({ lastUsedAt: now })
       .where(and(eq(agentTokens.id, id), sql`(${agentTokens.lastUsedAt} IS NULL OR ${agentTokens.lastUsedAt} <= ${now - LAST_USED_WRITE_INTERVAL_MS})`))
   }
-  return { id, userId: String(row.user_id), name: String(row.name), scopes: JSON.parse(String(row.scopes)) }
+  return { id, userId: String(row.user_id), name: String(row.name), scopes: JSON.parse(String(row.scopes)), expiresAt: Number(row.expires_at) }
 }

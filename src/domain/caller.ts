@@ -9,27 +9,38 @@ export type AgentTokenScope = (typeof AGENT_TOKEN_SCOPES)[number]
  */
 export type Caller =
   | { kind: 'user'; userId: string }
-  | { kind: 'agent_token'; userId: string; tokenId: string; tokenName: string; scopes: readonly AgentTokenScope[] }
+  | {
+      kind: 'agent_token'
+      userId: string
+      tokenId: string
+      tokenName: string
+      scopes: readonly AgentTokenScope[]
+      /** A lease never outlives the token that holds it. */
+      expiresAt: number
+    }
+
+/** Who holds a claim or made a change. */
+export interface Claimant {
+  kind: 'agent_token' | 'user'
+  id: string
+  name: string | null
+}
 
 /** The claimant identity of a caller: two tokens of one user are two claimants. */
-export function claimantOf(caller: Caller): { kind: Caller['kind']; id: string; name: string | null } {
+export function claimantOf(caller: Caller): Claimant {
   return caller.kind === 'user'
     ? { kind: 'user', id: caller.userId, name: null }
     : { kind: 'agent_token', id: caller.tokenId, name: caller.tokenName }
 }
 
-/** Scope rule (CONTRACT 1): a missing scope is 403 insufficient_scope with an RFC 6750 challenge. */
+/** Scope rule (CONTRACT 1): a missing scope is 403 insufficient_scope (each front end adds its challenge). */
 export function requireScope(caller: Caller, scope: AgentTokenScope): void {
   if (caller.kind === 'user' || caller.scopes.includes(scope)) return
-  throw new AppError('insufficient_scope', `This token lacks the "${scope}" scope.`, { required_scope: scope }, {
-    'WWW-Authenticate': `Bearer realm="saved", error="insufficient_scope", scope="${scope}"`,
-  })
+  throw new AppError('insufficient_scope', `This token lacks the "${scope}" scope.`, { required_scope: scope })
 }
 
-/** Session-only operations (agent-token management, item creation) refuse agent tokens with 401. */
+/** Session-only operations (agent-token management, item creation) refuse agent tokens. */
 export function requireSession(caller: Caller): asserts caller is Extract<Caller, { kind: 'user' }> {
   if (caller.kind === 'user') return
-  throw new AppError('session_required', 'This operation needs a signed-in session; agent tokens are not accepted.', undefined, {
-    'WWW-Authenticate': 'Bearer realm="saved", error="invalid_token", error_description="session required"',
-  })
+  throw new AppError('session_required', 'This operation needs a signed-in session; agent tokens are not accepted.')
 }

@@ -1,58 +1,187 @@
-import type { InArgs } from '@libsql/client'
+import { AppError } from '../errors'
 import { claimantOf, requireScope, type Caller } from './caller'
-import { claimSql } from './claims'
-import { decodeCursor } from './cursor'
-import { itemEnums, listLimit, oneOf, requiredTags, text } from './item-input'
-import { CLAIM_STATUSES, ITEM_COLUMNS, toItemRecord } from './item-view'
-import { toPage, type ItemDeps, type Page } from './items'
+import { claimSql, leaseEnd } from './claims'
+import type { Deps } from './deps'
+import {
+  ITEM_COLUMNS, toItemRecord, type ClaimStatusFilter, type Item, type ItemType, type RequestedAction, type WorkflowStatus,
+} from './item'
+import { decodeCursor, toPage, type Page } from './page'
+import { LIMITS, filterTags, pageLimit, text, wholeNumber } from './rules'
+import { newLeaseId } from './workflow'
 
-export interface InboxFilter {
-  workflow_status?: string
-  requested_action?: string
-  type?: string
-  destination_kind?: string
-  destination_name?: string
-  tag?: string
-  tags?: string
-  claim_status?: string
+/** What selects work: shared by the inbox list and claim next. */
+export interface WorkFilter {
+  requestedAction?: RequestedAction
+  type?: ItemType
+  destinationKind?: string
+  destinationName?: string
+  /** `tag` and `tags` combined: all must match. */
+  tags?: string[]
+}
+
+export interface InboxFilter extends WorkFilter {
+  workflowStatus?: WorkflowStatus
+  claimStatus?: ClaimStatusFilter
   cursor?: string
-  limit?: unknown
+  limit?: number
+}
+
+/** SQL conditions on `items` for a work filter, with named parameters. */
+function workWhere(filter: WorkFilter, p: Record<string, string | number | null>): string[] {
+  const where = ['user_id = :uid', 'requested_action IS NOT NULL']
+  if (filter.requestedAction) where.push('requested_action = :ra'), (p.ra = filter.requestedAction)
+  if (filter.type) where.push('type = :type'), (p.type = filter.type)
+  if (filter.destinationKind !== undefined) where.push('destination_kind = :dk'), (p.dk = text('destinationKind', filter.destinationKind, LIMITS.destination))
+  if (filter.destinationName !== undefined) where.push('destination_name = :dn'), (p.dn = text('destinationName', filter.destinationName, LIMITS.destination))
+  filterTags(filter.tags).forEach((tag, i) => {
+    where.push(`EXISTS (SELECT 1 FROM item_tags t WHERE t.item_id = items.id AND t.tag = :tag${i})`)
+    p[`tag${i}`] = tag
+  })
+  return where
 }
 
 /**
- * The work queue: items with a requested action, oldest first. `claim_status` is matched as the
+ * The work queue: items with a requested action, oldest first. `claimStatus` is matched as the
  * caller sees it. The partial index `items_inbox` (user, workflow status, created_at, id) serves
  * the common agent query — pending, available, oldest first — without a scan or a sort.
  */
-export async function listInbox(deps: ItemDeps, caller: Caller, filter: InboxFilter, now = Date.now()): Promise<Page> {
+export async function listInbox(deps: Deps, caller: Caller, filter: InboxFilter): Promise<Page<Item>> {
   requireScope(caller, 'read_items')
-  const limit = listLimit(filter.limit)
+  const limit = pageLimit(filter.limit)
   const cursor = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor)
-  const claimStatus = filter.claim_status === undefined ? 'all' : oneOf('claim_status', filter.claim_status, ['all', ...CLAIM_STATUSES])
-  const tags = requiredTags(filter.tag, filter.tags)
-
-  const where = ['user_id = ?', 'requested_action IS NOT NULL']
-  const args: InArgs = [caller.userId]
-  if (filter.workflow_status !== undefined) where.push('workflow_status = ?'), args.push(itemEnums.workflowStatus(filter.workflow_status))
-  if (filter.requested_action !== undefined) where.push('requested_action = ?'), args.push(itemEnums.requestedAction(filter.requested_action))
-  if (filter.type !== undefined) where.push('type = ?'), args.push(itemEnums.type(filter.type))
-  if (filter.destination_kind !== undefined) where.push('destination_kind = ?'), args.push(text('destination_kind', filter.destination_kind, 200))
-  if (filter.destination_name !== undefined) where.push('destination_name = ?'), args.push(text('destination_name', filter.destination_name, 200))
-  for (const tag of tags) {
-    where.push('EXISTS (SELECT 1 FROM item_tags t WHERE t.item_id = items.id AND t.tag = ?)')
-    args.push(tag)
-  }
+  const now = deps.clock.now()
   const me = claimantOf(caller)
-  if (claimStatus === 'available') {
-    where.push(`NOT ${claimSql.live('?')}`), args.push(now)
-  } else if (claimStatus === 'mine') {
-    where.push(claimSql.heldBy('?', '?', '?')), args.push(now, me.kind, me.id)
-  } else if (claimStatus === 'claimed') {
-    where.push(claimSql.heldByOther('?', '?', '?')), args.push(now, me.kind, me.id)
-  }
-  if (cursor) where.push('(created_at, id) > (?, ?)'), args.push(cursor.createdAt, cursor.id)
-  args.push(limit + 1)
+  const p: Record<string, string | number | null> = { uid: caller.userId, now, ck: me.kind, cid: me.id, max: deps.limits.maxClaimAttempts }
+  const where = workWhere(filter, p)
+  if (filter.workflowStatus) where.push('workflow_status = :ws'), (p.ws = filter.workflowStatus)
+  const claimStatus = filter.claimStatus ?? 'all'
+  if (claimStatus === 'available') where.push(`NOT ${claimSql.live(':now')}`)
+  else if (claimStatus === 'mine') where.push(claimSql.heldBy(':now', ':ck', ':cid'))
+  else if (claimStatus === 'claimed') where.push(claimSql.heldByOther(':now', ':ck', ':cid'))
+  else if (claimStatus === 'claimable') where.push(claimSql.claimable(':now', ':max'))
+  else if (claimStatus === 'stuck') where.push(claimSql.stuck(':now', ':max'))
+  if (cursor) where.push('(created_at, id) > (:cat, :cid2)'), (p.cat = cursor.createdAt), (p.cid2 = cursor.id)
+  p.limit = limit + 1
 
-  const rows = await deps.db.$rows(`SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT ?`, args)
+  const rows = await deps.db.$rows(`SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT :limit`, p)
   return toPage(rows.map((row) => toItemRecord(row, caller, now)), limit)
+}
+
+export interface ClaimNextInput extends WorkFilter {
+  leaseSeconds?: number
+  waitSeconds?: number
+}
+
+export interface Lease {
+  id: string
+  expiresAt: number
+  attempt: number
+}
+
+export type ClaimNextResult = { item: Item; lease: Lease } | { item: null; lease: null }
+
+/** One attempt: a single statement picks the oldest claimable item and claims it. */
+async function claimOnce(deps: Deps, caller: Caller, filter: WorkFilter, leaseSeconds: number): Promise<ClaimNextResult> {
+  const now = deps.clock.now()
+  const me = claimantOf(caller)
+  const p: Record<string, string | number | null> = {
+    uid: caller.userId, now, ck: me.kind, cid: me.id, cname: me.name, max: deps.limits.maxClaimAttempts,
+    lease: leaseEnd(caller, now, leaseSeconds), lid: newLeaseId(), note: `lease ${leaseSeconds}s`,
+  }
+  const where = workWhere(filter, p)
+  where.push(claimSql.claimable(':now', ':max'))
+  // The database serialises writers, so the pick and the claim are one step: two callers can
+  // never receive the same item, and contention just means the next one down the queue.
+  const pick = `SELECT id FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT 1`
+  const [, updated] = await deps.db.$client.batch(
+    [
+      {
+        sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
+              SELECT id, user_id, :now, :ck, :cid, :cname, 'claim', 'available', 'claimed', :note FROM items WHERE id = (${pick})`,
+        args: p,
+      },
+      {
+        sql: `UPDATE items SET claim_kind = :ck, claim_id = :cid, claim_name = :cname, lease_expires_at = :lease, lease_id = :lid,
+                attempts = attempts + 1, available_at = NULL, updated_at = :now
+              WHERE id = (${pick}) RETURNING ${ITEM_COLUMNS}`,
+        args: p,
+      },
+    ],
+    'write',
+  )
+  const row = updated!.rows[0]
+  if (!row) return { item: null, lease: null }
+  const item = toItemRecord(row, caller, now).item
+  return { item, lease: { id: item.leaseId!, expiresAt: item.leaseExpiresAt!, attempt: item.attempts } }
+}
+
+/** When, at the latest, something pending of this user could become claimable by time alone. */
+async function nextTimedChange(deps: Deps, caller: Caller, now: number): Promise<number | null> {
+  const [row] = await deps.db.$query(
+    `SELECT min(t) AS t FROM (
+       SELECT min(lease_expires_at) AS t FROM items
+        WHERE user_id = ? AND requested_action IS NOT NULL AND workflow_status = 'pending' AND lease_expires_at > ?
+       UNION ALL
+       SELECT min(available_at) FROM items
+        WHERE user_id = ? AND requested_action IS NOT NULL AND workflow_status = 'pending' AND available_at > ?)`,
+    [caller.userId, now, caller.userId, now],
+  )
+  return row?.t === null || row?.t === undefined ? null : Number(row.t)
+}
+
+const waitersByCaller = new WeakMap<Deps, Map<string, number>>()
+
+/**
+ * Claim next (CONTRACT 7). With `waitSeconds`, waits until something becomes claimable:
+ * woken by the change log (changes from any process) and by the next lease or delay that runs
+ * out; a waiting request holds a timer and a listener, nothing else. `signal` ends the wait
+ * early (the client went away).
+ */
+export async function claimNext(deps: Deps, caller: Caller, input: ClaimNextInput, signal?: AbortSignal): Promise<ClaimNextResult> {
+  requireScope(caller, 'read_items')
+  requireScope(caller, 'update_workflow_status')
+  const leaseSeconds = wholeNumber('leaseSeconds', input.leaseSeconds, 1, LIMITS.leaseSeconds, LIMITS.defaultLeaseSeconds)
+  const waitSeconds = wholeNumber('waitSeconds', input.waitSeconds, 0, LIMITS.waitSeconds, 0)
+  const filter: WorkFilter = { ...input, tags: filterTags(input.tags) }
+  if (waitSeconds === 0) return claimOnce(deps, caller, filter, leaseSeconds)
+
+  const me = claimantOf(caller)
+  const key = `${me.kind}:${me.id}`
+  let counts = waitersByCaller.get(deps)
+  if (!counts) waitersByCaller.set(deps, (counts = new Map()))
+  if (deps.changes.listenerCount >= deps.limits.maxWaiters || (counts.get(key) ?? 0) >= deps.limits.maxWaitersPerCaller) {
+    throw new AppError('rate_limited', 'Too many claim-next requests are waiting; try again shortly.', { retry_after_seconds: 1 }, { 'Retry-After': '1' })
+  }
+  counts.set(key, (counts.get(key) ?? 0) + 1)
+  const deadline = Date.now() + waitSeconds * 1000
+  let wake: () => void = () => {}
+  let woken = false
+  const unsubscribe = deps.changes.subscribe(caller.userId, () => ((woken = true), wake()))
+  const onAbort = () => wake()
+  signal?.addEventListener('abort', onAbort)
+  try {
+    await deps.changes.ready()
+    for (;;) {
+      woken = false
+      const result = await claimOnce(deps, caller, filter, leaseSeconds)
+      if (result.item || signal?.aborted) return result
+      const left = deadline - Date.now()
+      if (left <= 0) return result
+      const now = deps.clock.now()
+      const timed = await nextTimedChange(deps, caller, now)
+      if (woken) continue
+      const sleep = Math.min(left, timed === null ? left : Math.max(timed - now, 0) + 5)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, sleep)
+        wake = () => (clearTimeout(timer), resolve())
+      })
+      wake = () => {}
+    }
+  } finally {
+    signal?.removeEventListener('abort', onAbort)
+    unsubscribe()
+    const n = (counts.get(key) ?? 1) - 1
+    if (n > 0) counts.set(key, n)
+    else counts.delete(key)
+  }
 }

@@ -1,58 +1,38 @@
 import type { InArgs } from '@libsql/client'
-import type { Db } from '../db/client'
-import { AppError, invalid, notFound } from '../errors'
-import type { ImageStore } from '../storage/images'
+import { AppError, notFound } from '../errors'
 import { sniffImageType } from '../storage/images'
 import { requireScope, requireSession, type Caller } from './caller'
-import { decodeCursor, encodeCursor, type Cursor } from './cursor'
+import type { Deps } from './deps'
 import { newId } from './ids'
-import { LIMITS, itemEnums, listLimit, normalizeTags, requiredTags, text } from './item-input'
-import { ITEM_COLUMNS, ITEM_COLUMNS_AS, toItemRecord, type ItemView, type ItemType, type ExtractionStatus } from './item-view'
+import {
+  ITEM_COLUMNS, ITEM_COLUMNS_AS, toItemRecord, type ExtractionStatus, type Item, type ItemRecord, type ItemType,
+  type ItemWithImage, type RequestedAction, type WorkflowStatus,
+} from './item'
+import { decodeCursor, toPage, type Page } from './page'
+import { LIMITS, filterTags, normalizeTags, pageLimit, text } from './rules'
 
-/** What the items domain needs besides the caller: the database and the image store. */
-export interface ItemDeps {
-  db: Db
-  images: ImageStore
-}
-
-export interface Page {
-  items: ItemView[]
-  next_cursor: string | null
-}
-
-export interface ItemListFilter {
-  type?: string
-  status?: string
-  tag?: string
-  tags?: string
+/** The items list's filters (CONTRACT 3). `tags` holds `tag` and `tags` combined: all must match. */
+export interface ItemFilter {
+  type?: ItemType
+  status?: ExtractionStatus
+  tags?: string[]
   cursor?: string
-  limit?: unknown
+  limit?: number
 }
 
-/** An uploaded image. Its declared type and file name are ignored: the bytes say what it is. */
-export interface NewImage {
-  bytes: Uint8Array
-}
-
-/** Each page's keyset positions, for per-item cursors (GraphQL edges), kept off the page itself. */
-const positions = new WeakMap<Page, Cursor[]>()
-
-/** The cursor of each item on a page, in order: the same cursors REST hands out. */
-export function itemCursors(page: Page): string[] {
-  return (positions.get(page) ?? []).map(encodeCursor)
-}
-
-/** A page of `limit + 1` rows → the page and the cursor of its last item when more follow. */
-export function toPage(rows: { view: ItemView; createdAtMs: number }[], limit: number): Page {
-  const more = rows.length > limit
-  const kept = more ? rows.slice(0, limit) : rows
-  const last = kept[kept.length - 1]
-  const page: Page = {
-    items: kept.map((r) => r.view),
-    next_cursor: more && last ? encodeCursor({ createdAt: last.createdAtMs, id: last.view.id }) : null,
-  }
-  positions.set(page, kept.map((r) => ({ createdAt: r.createdAtMs, id: r.view.id })))
-  return page
+/** A new item. Absent or null fields take their defaults; the image's bytes say what it is. */
+export interface NewItem {
+  type: ItemType
+  status?: ExtractionStatus | null
+  workflowStatus?: WorkflowStatus | null
+  title?: string | null
+  summary?: string | null
+  actionNote?: string | null
+  tags?: string[] | null
+  requestedAction?: RequestedAction | null
+  destinationKind?: string | null
+  destinationName?: string | null
+  image?: Uint8Array
 }
 
 /**
@@ -60,21 +40,20 @@ export function toPage(rows: { view: ItemView; createdAtMs: number }[], limit: n
  * every page costs what the first costs. With tag filters the first tag's index drives the scan
  * in the same order and the other tags are checked by primary-key lookups.
  */
-export async function listItems(deps: ItemDeps, caller: Caller, filter: ItemListFilter, now = Date.now()): Promise<Page> {
+export async function listItems(deps: Deps, caller: Caller, filter: ItemFilter): Promise<Page<Item>> {
   requireScope(caller, 'read_items')
-  const limit = listLimit(filter.limit)
-  const type = filter.type === undefined ? undefined : itemEnums.type(filter.type)
-  const status = filter.status === undefined ? undefined : itemEnums.status(filter.status)
-  const tags = requiredTags(filter.tag, filter.tags)
+  const limit = pageLimit(filter.limit)
+  const tags = filterTags(filter.tags)
   const cursor = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor)
+  const now = deps.clock.now()
 
   const args: InArgs = []
   let sql: string
   if (tags.length === 0) {
     const where = ['user_id = ?']
     args.push(caller.userId)
-    if (type) where.push('type = ?'), args.push(type)
-    if (status) where.push('status = ?'), args.push(status)
+    if (filter.type) where.push('type = ?'), args.push(filter.type)
+    if (filter.status) where.push('status = ?'), args.push(filter.status)
     if (cursor) where.push('(created_at, id) < (?, ?)'), args.push(cursor.createdAt, cursor.id)
     sql = `SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`
   } else {
@@ -85,8 +64,8 @@ export async function listItems(deps: ItemDeps, caller: Caller, filter: ItemList
       where.push('EXISTS (SELECT 1 FROM item_tags t2 WHERE t2.item_id = t.item_id AND t2.tag = ?)')
       args.push(tag)
     }
-    if (type) where.push('i.type = ?'), args.push(type)
-    if (status) where.push('i.status = ?'), args.push(status)
+    if (filter.type) where.push('i.type = ?'), args.push(filter.type)
+    if (filter.status) where.push('i.status = ?'), args.push(filter.status)
     sql = `SELECT ${ITEM_COLUMNS_AS('i')} FROM item_tags t JOIN items i ON i.id = t.item_id
            WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.item_id DESC LIMIT ?`
   }
@@ -96,99 +75,65 @@ export async function listItems(deps: ItemDeps, caller: Caller, filter: ItemList
 }
 
 /** Reads one of the caller's items; another user's id answers exactly like an unknown one. */
-export async function findItemRecord(db: Db, caller: Caller, id: string, now = Date.now()) {
+export async function findItemRecord(deps: Deps, caller: Caller, id: string, now = deps.clock.now()): Promise<ItemRecord> {
   if (id.length > 100) throw notFound()
-  const [row] = await db.$rows(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND user_id = ?`, [id, caller.userId])
+  const [row] = await deps.db.$rows(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND user_id = ?`, [id, caller.userId])
   if (!row) throw notFound()
   return toItemRecord(row, caller, now)
 }
 
+const withImage = (deps: Deps, record: ItemRecord, now: number): ItemWithImage => ({
+  ...record.item,
+  sourceImageUrl: record.image ? deps.images.signedUrl(record.image.key, record.image.type, now) : null,
+})
+
 /** One item with its signed image URL (null without an image). */
-export async function getItem(deps: ItemDeps, caller: Caller, id: string, baseUrl: string, now = Date.now()): Promise<ItemView & { source_image_url: string | null }> {
+export async function getItem(deps: Deps, caller: Caller, id: string): Promise<ItemWithImage> {
   requireScope(caller, 'read_items')
-  const record = await findItemRecord(deps.db, caller, id, now)
-  return {
-    ...record.view,
-    source_image_url: record.imageKey ? deps.images.signedUrl(record.imageKey, record.imageType ?? 'application/octet-stream', baseUrl, now) : null,
-  }
+  const now = deps.clock.now()
+  return withImage(deps, await findItemRecord(deps, caller, id, now), now)
 }
 
 /** Signed image links for several of the caller's items in one query (null without an image). */
-export async function imageLinks(deps: ItemDeps, caller: Caller, ids: readonly string[], baseUrl: string, now = Date.now()) {
+export async function imageLinks(deps: Deps, caller: Caller, ids: readonly string[]): Promise<Map<string, string | null>> {
   requireScope(caller, 'read_items')
   const links = new Map<string, string | null>(ids.map((id) => [id, null]))
   if (ids.length === 0) return links
+  const now = deps.clock.now()
   const rows = await deps.db.$query(
     `SELECT id, image_key, image_type FROM items WHERE user_id = ? AND image_key IS NOT NULL AND id IN (${ids.map(() => '?').join(', ')})`,
     [caller.userId, ...ids],
   )
-  for (const r of rows) {
-    links.set(String(r.id), deps.images.signedUrl(String(r.image_key), String(r.image_type), baseUrl, now))
-  }
+  for (const r of rows) links.set(String(r.id), deps.images.signedUrl(String(r.image_key), String(r.image_type), now))
   return links
 }
 
-export interface CreateItemInput {
-  type?: unknown
-  status?: unknown
-  workflow_status?: unknown
-  title?: unknown
-  summary?: unknown
-  action_note?: unknown
-  tags?: unknown
-  requested_action?: unknown
-  destination_kind?: unknown
-  destination_name?: unknown
-}
-
-const CREATE_FIELDS = new Set([
-  'type', 'status', 'workflow_status', 'title', 'summary', 'action_note', 'tags',
-  'requested_action', 'destination_kind', 'destination_name',
-])
-
 /** Saves a new item for the signed-in user (session only), with an optional image. */
-export async function createItem(
-  deps: ItemDeps,
-  caller: Caller,
-  input: CreateItemInput,
-  image: NewImage | undefined,
-  baseUrl: string,
-  maxImageBytes: number,
-  now = Date.now(),
-): Promise<ItemView & { source_image_url: string | null }> {
+export async function createItem(deps: Deps, caller: Caller, input: NewItem): Promise<ItemWithImage> {
   requireSession(caller)
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid('The body must be a JSON object.')
-  for (const key of Object.keys(input)) {
-    if (!CREATE_FIELDS.has(key)) throw invalid(`Unknown property "${key}".`, { field: key })
-  }
-  const type: ItemType = itemEnums.type(input.type)
+  const now = deps.clock.now()
   const title = text('title', input.title, LIMITS.title)
   const summary = text('summary', input.summary, LIMITS.summary)
-  const actionNote = text('action_note', input.action_note, LIMITS.note)
+  const actionNote = text('actionNote', input.actionNote, LIMITS.note)
   const hasContent = title !== null || summary !== null || actionNote !== null
   // Content given means extraction already happened; an image alone waits for extraction.
-  const status: ExtractionStatus =
-    input.status === undefined || input.status === null ? (hasContent || !image ? 'extracted' : 'queued') : itemEnums.status(input.status)
-  const workflowStatus =
-    input.workflow_status === undefined || input.workflow_status === null ? 'pending' : itemEnums.workflowStatus(input.workflow_status)
+  const status: ExtractionStatus = input.status ?? (hasContent || !input.image ? 'extracted' : 'queued')
   const tags = normalizeTags('tags', input.tags)
-  const requestedAction =
-    input.requested_action === undefined || input.requested_action === null ? null : itemEnums.requestedAction(input.requested_action)
-  const destinationKind = text('destination_kind', input.destination_kind, LIMITS.destination)
-  const destinationName = text('destination_name', input.destination_name, LIMITS.destination)
+  const destinationKind = text('destinationKind', input.destinationKind, LIMITS.destination)
+  const destinationName = text('destinationName', input.destinationName, LIMITS.destination)
 
   const id = newId('itm', now)
-  let imageKey: string | null = null
-  let imageType: string | null = null
-  if (image) {
-    if (image.bytes.byteLength > maxImageBytes) {
-      throw new AppError('payload_too_large', `The image must be at most ${maxImageBytes} bytes.`, { max_bytes: maxImageBytes })
+  let image: { key: string; type: string } | null = null
+  if (input.image) {
+    const max = deps.limits.uploadBytes
+    if (input.image.byteLength > max) {
+      throw new AppError('payload_too_large', `The image must be at most ${max} bytes.`, { max_bytes: max })
     }
-    imageType = sniffImageType(image.bytes)
-    if (!imageType) throw new AppError('unsupported_media_type', 'The image must be PNG, JPEG, WebP or GIF.')
-    imageKey = `${id}.${imageType.split('/')[1]}`
+    const type = sniffImageType(input.image)
+    if (!type) throw new AppError('unsupported_media_type', 'The image must be PNG, JPEG, WebP or GIF.')
+    image = { key: `${id}.${type.split('/')[1]}`, type }
     // Written before the row: a crash between the two leaves an orphan file, never a row whose image is missing.
-    await deps.images.put(imageKey, image.bytes, imageType)
+    await deps.images.put(image.key, input.image, type)
   }
 
   const tagsJson = JSON.stringify(tags)
@@ -198,15 +143,61 @@ export async function createItem(
         sql: `INSERT INTO items (id, user_id, type, status, workflow_status, title, summary, action_note, tags,
                 requested_action, destination_kind, destination_name, image_key, image_type, created_at, updated_at)
               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        args: [id, caller.userId, type, status, workflowStatus, title, summary, actionNote, tagsJson, requestedAction,
-          destinationKind, destinationName, imageKey, imageType, now, now],
+        args: [id, caller.userId, input.type, status, input.workflowStatus ?? 'pending', title, summary, actionNote, tagsJson,
+          input.requestedAction ?? null, destinationKind, destinationName, image?.key ?? null, image?.type ?? null, now, now],
       },
       {
         sql: 'INSERT INTO item_tags (item_id, user_id, tag, created_at) SELECT ?, ?, value, ? FROM json_each(?)',
         args: [id, caller.userId, now, tagsJson],
       },
+      // The change log's `created` record (not part of the workflow history).
+      {
+        sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
+              VALUES (?, ?, ?, 'user', ?, NULL, 'created', NULL, NULL, NULL)`,
+        args: [id, caller.userId, now, caller.userId],
+      },
     ],
     'write',
   )
-  return getItem(deps, caller, id, baseUrl, now)
+  return withImage(deps, await findItemRecord(deps, caller, id, now), now)
+}
+
+/**
+ * What a change answers with. A token that may write but not read (no `read_items`) learns only
+ * the workflow state it changed, never the item's contents.
+ */
+export function visibleItem(caller: Caller, item: Item): Item {
+  if (caller.kind === 'user' || caller.scopes.includes('read_items')) return item
+  return {
+    ...item, title: null, summary: null, actionNote: null, resolutionNote: null, tags: [], destinationKind: null,
+    destinationName: null,
+  }
+}
+
+/**
+ * Deletes one of the signed-in owner's items with its tags, history and stored image. The change
+ * log keeps one `deleted` record, written in the same transaction.
+ */
+export async function deleteItem(deps: Deps, caller: Caller, id: string): Promise<void> {
+  requireSession(caller)
+  const now = deps.clock.now()
+  const mine = 'id = :id AND user_id = :uid'
+  const p = { id, uid: caller.userId, now }
+  const results = await deps.db.$client.batch(
+    [
+      { sql: `DELETE FROM item_events WHERE item_id = :id AND user_id = :uid`, args: p },
+      {
+        sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
+              SELECT id, user_id, :now, 'user', user_id, NULL, 'deleted', NULL, NULL, NULL FROM items WHERE ${mine}`,
+        args: p,
+      },
+      { sql: 'DELETE FROM item_tags WHERE item_id = :id AND user_id = :uid', args: p },
+      { sql: `DELETE FROM items WHERE ${mine} RETURNING image_key`, args: p },
+    ],
+    'write',
+  )
+  const deleted = results[3]!.rows[0]
+  if (!deleted) throw notFound()
+  // After the commit: a crash in between leaves an orphan file, never a row whose image is gone.
+  if (deleted.image_key) await deps.images.delete(String(deleted.image_key)).catch(() => {})
 }

@@ -1,102 +1,134 @@
 import type { InStatement } from '@libsql/client'
 import { randomBytes } from 'node:crypto'
-import type { Db } from '../db/client'
-import { AppError, invalid } from '../errors'
-import { claimantOf, requireScope, type Caller } from './caller'
-import { claimSql } from './claims'
+import { AppError, invalid, invalidField } from '../errors'
+import { claimantOf, requireScope, type Caller, type Claimant } from './caller'
+import { claimSql, leaseEnd } from './claims'
+import type { Deps } from './deps'
 import { iso } from './ids'
-import { LIMITS, normalizeTags, oneOf, text } from './item-input'
-import { ITEM_COLUMNS, WORKFLOW_STATUSES, toItemRecord, type ItemView, type WorkflowStatus } from './item-view'
-import { findItemRecord } from './items'
+import { ITEM_COLUMNS, toItemRecord, type Item, type WorkflowStatus } from './item'
+import { findItemRecord, visibleItem } from './items'
+import { LIMITS, normalizeTags, text, wholeNumber } from './rules'
 
-export const DEFAULT_LEASE_SECONDS = 300
-export const MAX_LEASE_SECONDS = 86_400
-
-/** A PATCH body after validation (SPEC 4.3, CONTRACT 4). */
-export interface WorkflowChange {
-  claimAction?: 'claim' | 'release'
-  leaseSeconds: number
+/**
+ * A PATCH as every front end sends it (SPEC 4.3, CONTRACT 4 and 7), already of the right types.
+ * The domain checks what the fields mean together; `checkWorkflowChange` turns it into a
+ * `WorkflowChange`.
+ */
+export interface WorkflowChangeInput {
+  claimAction?: 'claim' | 'release' | 'revoke'
+  leaseSeconds?: number
+  retryAfterSeconds?: number
+  leaseId?: string
   workflowStatus?: WorkflowStatus
   resolutionNote?: string | null
-  corrections?: { title?: string | null; summary?: string | null; action_note?: string | null; tags?: string[] }
+  corrections?: Corrections
 }
 
-const PATCH_FIELDS = new Set(['workflow_status', 'resolution_note', 'claim_action', 'lease_seconds', 'corrections'])
-const CORRECTION_FIELDS = new Set(['title', 'summary', 'action_note', 'tags'])
+export interface Corrections {
+  title?: string | null
+  summary?: string | null
+  actionNote?: string | null
+  tags?: string[]
+}
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+/** The claim step of a change: each action carries only what it can use. */
+export type ClaimStep =
+  | { action: 'claim'; leaseSeconds: number }
+  | { action: 'release'; retryAfterSeconds: number | null }
+  | { action: 'revoke' }
 
-/** Validates a PATCH body. Unknown properties, an empty body, and a lease without a claim are 400s. */
-export function parseWorkflowChange(body: unknown): WorkflowChange {
-  if (!isObject(body)) throw invalid('The body must be a JSON object.')
-  const keys = Object.keys(body)
-  if (keys.length === 0) throw invalid('The body is empty; send at least one property.')
-  for (const key of keys) if (!PATCH_FIELDS.has(key)) throw invalid(`Unknown property "${key}".`, { field: key })
+export interface WorkflowChange {
+  claim?: ClaimStep
+  workflowStatus?: WorkflowStatus
+  resolutionNote?: string | null
+  corrections?: Corrections
+  /** Fencing: apply only while the caller holds the live lease with this id. */
+  leaseId?: string
+}
 
-  const change: WorkflowChange = { leaseSeconds: DEFAULT_LEASE_SECONDS }
-  if (body.claim_action !== undefined) change.claimAction = oneOf('claim_action', body.claim_action, ['claim', 'release'] as const)
-  if (body.lease_seconds !== undefined) {
-    if (change.claimAction !== 'claim') throw invalid('lease_seconds is only allowed with claim_action "claim".', { field: 'lease_seconds' })
-    const n = body.lease_seconds
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_LEASE_SECONDS) {
-      throw invalid(`lease_seconds must be a whole number from 1 to ${MAX_LEASE_SECONDS}.`, { field: 'lease_seconds' })
-    }
-    change.leaseSeconds = n
+/** The columns corrections write, by correction field. */
+const CORRECTION_COLUMNS = { title: 'title', summary: 'summary', actionNote: 'action_note', tags: 'tags' } as const
+
+/** What a PATCH means: one rule per field, in domain spelling. */
+export function checkWorkflowChange(input: WorkflowChangeInput): WorkflowChange {
+  const given = Object.values(input).some((v) => v !== undefined)
+  if (!given) throw invalid('The change is empty; send at least one property.')
+  const change: WorkflowChange = {}
+  const action = input.claimAction
+  if (input.leaseSeconds !== undefined && action !== 'claim') throw invalidField('leaseSeconds', 'is only allowed when claiming')
+  if (input.retryAfterSeconds !== undefined && action !== 'release') throw invalidField('retryAfterSeconds', 'is only allowed when releasing')
+  if (action === 'claim') {
+    change.claim = { action, leaseSeconds: wholeNumber('leaseSeconds', input.leaseSeconds, 1, LIMITS.leaseSeconds, LIMITS.defaultLeaseSeconds) }
+  } else if (action === 'release') {
+    const retry = input.retryAfterSeconds === undefined ? null : wholeNumber('retryAfterSeconds', input.retryAfterSeconds, 1, LIMITS.retryAfterSeconds, 0)
+    change.claim = { action, retryAfterSeconds: retry }
+  } else if (action === 'revoke') {
+    change.claim = { action }
   }
-  if (body.workflow_status !== undefined) change.workflowStatus = oneOf('workflow_status', body.workflow_status, WORKFLOW_STATUSES)
-  if (body.resolution_note !== undefined) change.resolutionNote = text('resolution_note', body.resolution_note, LIMITS.note)
-  if (body.corrections !== undefined) {
-    const c = body.corrections
-    if (!isObject(c) || Object.keys(c).length === 0) throw invalid('corrections must be an object with at least one of title, summary, action_note, tags.', { field: 'corrections' })
-    for (const key of Object.keys(c)) if (!CORRECTION_FIELDS.has(key)) throw invalid(`Unknown correction "${key}".`, { field: `corrections.${key}` })
+  if (input.leaseId !== undefined) {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(input.leaseId)) throw invalidField('leaseId', 'is not a lease id this service handed out')
+    change.leaseId = input.leaseId
+  }
+  if (input.workflowStatus !== undefined) change.workflowStatus = input.workflowStatus
+  if (input.resolutionNote !== undefined) change.resolutionNote = text('resolutionNote', input.resolutionNote, LIMITS.note)
+  const c = input.corrections
+  if (c !== undefined) {
+    const fields = Object.keys(c).filter((k) => c[k as keyof Corrections] !== undefined)
+    if (fields.length === 0) throw invalidField('corrections', 'must hold at least one correction')
     change.corrections = {}
     if (c.title !== undefined) change.corrections.title = text('corrections.title', c.title, LIMITS.title)
     if (c.summary !== undefined) change.corrections.summary = text('corrections.summary', c.summary, LIMITS.summary)
-    if (c.action_note !== undefined) change.corrections.action_note = text('corrections.action_note', c.action_note, LIMITS.note)
-    if (c.tags !== undefined) {
-      if (c.tags === null) throw invalid('corrections.tags must be an array of strings.', { field: 'corrections.tags' })
-      change.corrections.tags = normalizeTags('corrections.tags', c.tags)
-    }
+    if (c.actionNote !== undefined) change.corrections.actionNote = text('corrections.actionNote', c.actionNote, LIMITS.note)
+    if (c.tags !== undefined) change.corrections.tags = normalizeTags('corrections.tags', c.tags)
   }
   return change
 }
 
 /** Claim actions, status changes and resolution notes are work; corrections are metadata. */
 function touchesWork(change: WorkflowChange): boolean {
-  return change.claimAction !== undefined || change.workflowStatus !== undefined || change.resolutionNote !== undefined
+  return change.claim !== undefined || change.workflowStatus !== undefined || change.resolutionNote !== undefined
 }
 
-/** Who may send what: workflow changes need the scope; corrections are the signed-in owner's alone. */
+/** Who may send what: work needs the scope; corrections and the override are the signed-in owner's alone. */
 function authorize(caller: Caller, change: WorkflowChange): void {
   if (touchesWork(change)) requireScope(caller, 'update_workflow_status')
   if (change.corrections && caller.kind !== 'user') {
     throw new AppError('forbidden', 'Corrections can only be sent from a signed-in session, not with an agent token.')
   }
+  if (change.claim?.action === 'revoke' && caller.kind !== 'user') {
+    throw new AppError('forbidden', 'Only the signed-in owner can revoke a claim; an agent releases its own.')
+  }
 }
 
+/** A new lease id: unguessable, URL-safe. */
+export const newLeaseId = () => `lse_${randomBytes(12).toString('base64url')}`
+
 /**
- * Applies a PATCH atomically and race-free: the rules are the WHERE clause of one conditional
- * UPDATE, evaluated by the database inside one write transaction (`batch`). History rows are
+ * Applies a change atomically and race-free: the rules are the WHERE clause of one conditional
+ * UPDATE, evaluated by the database inside one write transaction (`batch`). Change records are
  * inserted before the UPDATE under the same condition, so they see the old state and exist
  * exactly when the UPDATE applied. No read-then-write in the application: this holds across
  * processes sharing the database file, and against a Turso primary.
  */
-export async function updateItem(db: Db, caller: Caller, id: string, body: unknown, now = Date.now()): Promise<ItemView> {
-  const change = parseWorkflowChange(body)
+export async function updateItem(deps: Deps, caller: Caller, id: string, input: WorkflowChangeInput): Promise<Item> {
+  const change = checkWorkflowChange(input)
   authorize(caller, change)
   const me = claimantOf(caller)
-  // A claim guards the work, not the owner's metadata: only work is refused by another's claim.
-  const work = touchesWork(change)
+  const claim = change.claim
+  // A claim guards the work, not the owner's metadata; the owner's override ends it first.
+  const guardedByClaims = touchesWork(change) && claim?.action !== 'revoke'
 
   for (let attempt = 0; attempt < 3; attempt++) {
-    const revision = randomBytes(9).toString('base64url')
+    const now = deps.clock.now()
     const p: Record<string, string | number | null> = {
-      id, uid: caller.userId, now, ck: me.kind, cid: me.id, cname: me.name, rev: revision,
+      id, uid: caller.userId, now, ck: me.kind, cid: me.id, cname: me.name, rev: randomBytes(9).toString('base64url'),
     }
+    const live = claimSql.live(':now')
     const liveOther = claimSql.heldByOther(':now', ':ck', ':cid')
     const liveMine = claimSql.heldBy(':now', ':ck', ':cid')
     let guard = 'id = :id AND user_id = :uid'
-    if (work) guard += ` AND NOT ${liveOther}`
+    if (guardedByClaims) guard += ` AND NOT ${liveOther}`
+    if (change.leaseId !== undefined) guard += ` AND ${liveMine} AND lease_id = :leaseId`, (p.leaseId = change.leaseId)
     if (change.workflowStatus) guard += ' AND workflow_status <> :target', (p.target = change.workflowStatus)
 
     const set = ['updated_at = :now', 'revision = :rev']
@@ -106,48 +138,65 @@ export async function updateItem(db: Db, caller: Caller, id: string, body: unkno
         `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
          SELECT id, user_id, :now, :ck, :cid, :cname, ${action}, ${from}, ${to}, ${note} FROM items WHERE ${guard}${extra}`,
       )
+    const clearClaim = ['claim_kind = NULL', 'claim_id = NULL', 'claim_name = NULL', 'lease_expires_at = NULL', 'lease_id = NULL']
 
-    // 1. claim action, 2. workflow status. Marking done releases the caller's claim; nobody
+    // 1. claim step, 2. workflow status. Marking done releases the caller's claim; nobody
     // else's can be live here, since the guard refused that.
     let holder: 'keep' | 'caller' | 'nobody' = 'keep'
-    if (change.claimAction === 'claim') {
+    if (claim?.action === 'claim') {
       holder = 'caller'
-      p.lease = now + change.leaseSeconds * 1000
-      p.leaseNote = `lease ${change.leaseSeconds}s`
+      p.lease = leaseEnd(caller, now, claim.leaseSeconds)
+      p.lid = newLeaseId()
+      p.leaseNote = `lease ${claim.leaseSeconds}s`
       event(`CASE WHEN ${liveMine} THEN 'renew' ELSE 'claim' END`, `CASE WHEN ${liveMine} THEN 'claimed' ELSE 'available' END`, `'claimed'`, ':leaseNote')
-    } else if (change.claimAction === 'release') {
+      // A renewal keeps the lease id and the attempt count; a fresh claim makes a new lease.
+      set.push(
+        `lease_id = CASE WHEN ${liveMine} THEN lease_id ELSE :lid END`,
+        `attempts = CASE WHEN ${liveMine} THEN attempts ELSE attempts + 1 END`,
+        'available_at = NULL',
+      )
+    } else if (claim?.action === 'release') {
       holder = 'nobody'
-      event(`'release'`, `'claimed'`, `'available'`, 'NULL', ` AND ${liveMine}`)
+      event(`'release'`, `'claimed'`, `'available'`, claim.retryAfterSeconds ? `'retry after ${claim.retryAfterSeconds}s'` : 'NULL', ` AND ${liveMine}`)
+      if (claim.retryAfterSeconds) {
+        p.avail = now + claim.retryAfterSeconds * 1000
+        set.push(`available_at = CASE WHEN ${liveMine} THEN :avail ELSE available_at END`)
+      }
+    } else if (claim?.action === 'revoke') {
+      holder = 'nobody'
+      event(`'revoke'`, `CASE WHEN ${live} THEN claim_id ELSE NULL END`, `'available'`, `CASE WHEN ${live} THEN claim_name ELSE NULL END`)
+      set.push('attempts = 0', 'available_at = NULL')
     }
     if (change.workflowStatus === 'done') {
       holder = 'nobody'
       set.push("workflow_status = 'done'")
       event(`'done'`, `'pending'`, `'done'`, 'NULL')
     } else if (change.workflowStatus === 'pending') {
-      set.push("workflow_status = 'pending'")
+      set.push("workflow_status = 'pending'", 'attempts = 0', 'available_at = NULL')
       event(`'reopen'`, `'done'`, `'pending'`, 'NULL')
     }
     if (holder === 'caller') set.push('claim_kind = :ck', 'claim_id = :cid', 'claim_name = :cname', 'lease_expires_at = :lease')
-    if (holder === 'nobody') set.push('claim_kind = NULL', 'claim_id = NULL', 'claim_name = NULL', 'lease_expires_at = NULL')
+    if (holder === 'nobody') set.push(...clearClaim)
     // 3. notes and corrections
     if (change.resolutionNote !== undefined) {
       p.note = change.resolutionNote
       set.push('resolution_note = :note')
       event(`'note'`, 'resolution_note', ':note', ':note')
     }
-    const statements: InStatement[] = []
     const c = change.corrections
     if (c) {
-      const fields = Object.keys(c)
-      for (const field of ['title', 'summary', 'action_note'] as const) {
-        if (c[field] !== undefined) set.push(`${field} = :c_${field}`), (p[`c_${field}`] = c[field] ?? null)
+      const fields: string[] = []
+      for (const field of ['title', 'summary', 'actionNote'] as const) {
+        if (c[field] === undefined) continue
+        const column = CORRECTION_COLUMNS[field]
+        set.push(`${column} = :c_${column}`), (p[`c_${column}`] = c[field] ?? null), fields.push(column)
       }
-      if (c.tags) set.push('tags = :c_tags'), (p.c_tags = JSON.stringify(c.tags))
+      if (c.tags) set.push('tags = :c_tags'), (p.c_tags = JSON.stringify(c.tags)), fields.push('tags')
       p.fields = fields.join(', ')
       event(`'correction'`, 'NULL', 'NULL', ':fields')
     }
 
-    statements.push(...events.map((sql) => ({ sql, args: p })))
+    const statements: InStatement[] = events.map((sql) => ({ sql, args: p }))
     statements.push({ sql: `UPDATE items SET ${set.join(', ')} WHERE ${guard} RETURNING ${ITEM_COLUMNS}`, args: p })
     if (c?.tags) {
       const applied = 'EXISTS (SELECT 1 FROM items WHERE id = :id AND revision = :rev)'
@@ -159,32 +208,36 @@ export async function updateItem(db: Db, caller: Caller, id: string, body: unkno
       })
     }
 
-    const results = await db.$client.batch(statements, 'write')
+    const results = await deps.db.$client.batch(statements, 'write')
     const updated = results[events.length]!.rows[0]
-    if (updated) return toItemRecord(updated, caller, now).view
+    if (updated) return visibleItem(caller, toItemRecord(updated, caller, now).item)
 
     // Nothing applied: say why. The read happens after the failed write, so it only names the error.
-    const current = await findItemRecord(db, caller, id, now)
-    if (work && current.view.claim_status === 'claimed') {
-      throw new AppError('claim_conflict', 'The item is claimed by someone else until its lease ends.', {
-        claimed_by: current.view.claimed_by,
-        lease_expires_at: current.view.lease_expires_at,
+    const current = (await findItemRecord(deps, caller, id, now)).item
+    if (change.leaseId !== undefined && current.leaseId !== change.leaseId) {
+      throw new AppError('lease_lost', 'The lease is no longer yours: it expired, was revoked, or was re-issued.', {
+        lease_id: change.leaseId,
       })
     }
-    if (change.workflowStatus && current.view.workflow_status === change.workflowStatus) {
+    if (guardedByClaims && current.claimStatus === 'claimed') {
+      throw new AppError('claim_conflict', 'The item is claimed by someone else until its lease ends.', {
+        claimed_by: current.claimedBy,
+        lease_expires_at: current.leaseExpiresAt === null ? null : iso(current.leaseExpiresAt),
+      })
+    }
+    if (change.workflowStatus && current.workflowStatus === change.workflowStatus) {
       throw new AppError('invalid_transition', `The item is already ${change.workflowStatus}.`, {
-        workflow_status: current.view.workflow_status,
+        workflow_status: current.workflowStatus,
       })
     }
     // The state moved between the write and the read (a lease ended, another change landed): try again.
-    now = Date.now()
   }
   throw new AppError('claim_conflict', 'The item kept changing; try again.')
 }
 
 export interface HistoryEvent {
-  at: string
-  actor: { kind: 'agent_token' | 'user'; id: string; name: string | null }
+  at: number
+  actor: Claimant
   action: string
   from: string | null
   to: string | null
@@ -192,30 +245,32 @@ export interface HistoryEvent {
 }
 
 /** Every workflow change of one of the caller's items, oldest first. */
-export async function itemHistory(db: Db, caller: Caller, id: string): Promise<HistoryEvent[]> {
+export async function itemHistory(deps: Deps, caller: Caller, id: string): Promise<HistoryEvent[]> {
   requireScope(caller, 'read_items')
-  await findItemRecord(db, caller, id)
-  return (await itemHistories(db, caller, [id])).get(id) ?? []
+  await findItemRecord(deps, caller, id)
+  return (await itemHistories(deps, caller, [id])).get(id) ?? []
 }
 
 /** The histories of several of the caller's items in one query (GraphQL lists use this). */
-export async function itemHistories(db: Db, caller: Caller, ids: readonly string[]): Promise<Map<string, HistoryEvent[]>> {
+export async function itemHistories(deps: Deps, caller: Caller, ids: readonly string[]): Promise<Map<string, HistoryEvent[]>> {
   requireScope(caller, 'read_items')
   const byItem = new Map<string, HistoryEvent[]>(ids.map((id) => [id, []]))
   if (ids.length === 0) return byItem
-  const rows = await db.$query(
+  // The change log also records creation and deletion; the history lists workflow changes.
+  const rows = await deps.db.$query(
     `SELECT item_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note FROM item_events
-     WHERE user_id = ? AND item_id IN (${ids.map(() => '?').join(', ')}) ORDER BY id`,
+     WHERE user_id = ? AND item_id IN (${ids.map(() => '?').join(', ')}) AND action NOT IN ('created', 'deleted') ORDER BY id`,
     [caller.userId, ...ids],
   )
+  const s = (v: unknown) => (v === null ? null : String(v))
   for (const r of rows) {
     byItem.get(String(r.item_id))?.push({
-      at: iso(Number(r.at)),
-      actor: { kind: r.actor_kind as HistoryEvent['actor']['kind'], id: String(r.actor_id), name: r.actor_name === null ? null : String(r.actor_name) },
+      at: Number(r.at),
+      actor: { kind: r.actor_kind as Claimant['kind'], id: String(r.actor_id), name: s(r.actor_name) },
       action: String(r.action),
-      from: r.from === null ? null : String(r.from),
-      to: r.to === null ? null : String(r.to),
-      note: r.note === null ? null : String(r.note),
+      from: s(r.from),
+      to: s(r.to),
+      note: s(r.note),
     })
   }
   return byItem

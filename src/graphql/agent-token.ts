@@ -1,20 +1,20 @@
 import { builder } from './builder'
 import { AgentTokenScopeEnum } from './enums'
-import { createAgentToken, listAgentTokens, revokeAgentToken, type AgentTokenView } from '../domain/agent-tokens'
+import { createAgentToken, listAgentTokens, revokeAgentToken, type AgentToken } from '../domain/agent-tokens'
 
-export const AgentTokenRef = builder.objectRef<AgentTokenView>('AgentToken').implement({
+export const AgentTokenRef = builder.objectRef<AgentToken>('AgentToken').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
     scopes: t.field({ type: [AgentTokenScopeEnum], resolve: (tok) => tok.scopes }),
-    createdAt: t.field({ type: 'DateTime', resolve: (tok) => tok.created_at }),
-    expiresAt: t.field({ type: 'DateTime', resolve: (tok) => tok.expires_at }),
-    lastUsedAt: t.field({ type: 'DateTime', nullable: true, resolve: (tok) => tok.last_used_at }),
-    tokenHint: t.exposeString('token_hint', { description: 'The last 4 characters of the token.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+    lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true }),
+    tokenHint: t.exposeString('tokenHint', { description: 'The last 4 characters of the token.' }),
   }),
 })
 
-const CreatedAgentTokenRef = builder.objectRef<{ agentToken: AgentTokenView; token: string }>('CreatedAgentToken').implement({
+const CreatedAgentTokenRef = builder.objectRef<{ agentToken: AgentToken; token: string }>('CreatedAgentToken').implement({
   fields: (t) => ({
     agentToken: t.field({ type: AgentTokenRef, resolve: (c) => c.agentToken }),
     token: t.exposeString('token', { description: 'The raw secret (sat_…). Shown once; store it now.' }),
@@ -33,7 +33,7 @@ builder.queryFields((t) => ({
   agentTokens: t.field({
     type: [AgentTokenRef],
     description: 'Active personal agent tokens (signed-in session only).',
-    resolve: (_root, _args, ctx) => listAgentTokens(ctx.deps.db, ctx.caller),
+    resolve: (_root, _args, ctx) => listAgentTokens(ctx.deps, ctx.caller),
   }),
 }))
 
@@ -42,10 +42,10 @@ builder.mutationFields((t) => ({
     type: CreatedAgentTokenRef,
     args: { input: t.arg({ type: CreateAgentTokenInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
-      const { token, ...agentToken } = await createAgentToken(ctx.deps.db, ctx.caller, {
+      const { token, ...agentToken } = await createAgentToken(ctx.deps, ctx.caller, {
         name: input.name,
         scopes: input.scopes,
-        ...(input.expiresInDays == null ? {} : { expires_in_days: input.expiresInDays }),
+        expiresInDays: input.expiresInDays ?? undefined,
       })
       return { agentToken, token }
     },
@@ -54,7 +54,7 @@ builder.mutationFields((t) => ({
     description: 'Revokes a token at once. True when it was revoked.',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, { id }, ctx) => {
-      await revokeAgentToken(ctx.deps.db, ctx.caller, String(id))
+      await revokeAgentToken(ctx.deps, ctx.caller, String(id))
       return true
     },
   }),

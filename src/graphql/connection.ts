@@ -1,20 +1,20 @@
 import { builder } from './builder'
-import { ItemRef, toGraphQLItem, type GraphQLItem } from './item'
-import { itemCursors, type Page } from '../domain/items'
+import { ItemRef } from './item'
+import type { Item } from '../domain/item'
+import type { Page } from '../domain/page'
 
 interface ItemConnectionShape {
-  edges: { cursor: string; node: GraphQLItem }[]
+  edges: { cursor: string; node: Item }[]
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null }
 }
 
 /** A domain page → a Relay connection whose cursors are the REST cursors. */
-export function toConnection(page: Page, after: string | null | undefined): ItemConnectionShape {
-  const cursors = itemCursors(page)
-  const edges = page.items.map((item, i) => ({ cursor: cursors[i]!, node: toGraphQLItem(item) }))
+export function toConnection(page: Page<Item>, after: string | null | undefined): ItemConnectionShape {
+  const edges = page.items.map((node, i) => ({ cursor: page.cursorAt(i), node }))
   return {
     edges,
     pageInfo: {
-      hasNextPage: page.next_cursor !== null,
+      hasNextPage: page.nextCursor !== null,
       hasPreviousPage: Boolean(after),
       startCursor: edges[0]?.cursor ?? null,
       endCursor: edges[edges.length - 1]?.cursor ?? null,

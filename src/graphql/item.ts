@@ -1,5 +1,7 @@
 import { builder } from './builder'
-import type { Claimant, ItemView } from '../domain/item-view'
+import type { Claimant } from '../domain/caller'
+import type { Lease } from '../domain/inbox'
+import type { Item, ItemWithImage } from '../domain/item'
 import type { HistoryEvent } from '../domain/workflow'
 import {
   ClaimantKindEnum, ClaimStatusEnum, ExtractionStatusEnum, ItemTypeEnum, RequestedActionEnum, WorkflowStatusEnum,
@@ -16,9 +18,9 @@ export const ClaimantRef = builder.objectRef<Claimant>('Claimant').implement({
 
 export const HistoryEventRef = builder.objectRef<HistoryEvent>('HistoryEvent').implement({
   fields: (t) => ({
-    at: t.field({ type: 'DateTime', resolve: (e) => e.at }),
-    actor: t.field({ type: ClaimantRef, resolve: (e) => e.actor }),
-    action: t.exposeString('action', { description: 'claim, renew, release, done, reopen, note or correction.' }),
+    at: t.expose('at', { type: 'DateTime' }),
+    actor: t.expose('actor', { type: ClaimantRef }),
+    action: t.exposeString('action', { description: 'claim, renew, release, done, reopen, note, correction or revoke.' }),
     from: t.exposeString('from', { nullable: true }),
     to: t.exposeString('to', { nullable: true }),
     note: t.exposeString('note', { nullable: true }),
@@ -26,42 +28,10 @@ export const HistoryEventRef = builder.objectRef<HistoryEvent>('HistoryEvent').i
 })
 
 /**
- * The GraphQL shape of an item: the domain's ItemView under camelCase names. Built once per
- * item so every scalar field is a plain property read, which graphql-jit compiles inline
- * instead of calling a resolver per field per item.
+ * The domain's Item is already camelCase: every scalar field is a plain property read, which
+ * graphql-jit compiles inline instead of calling a resolver per field per item.
  */
-export interface GraphQLItem {
-  id: string
-  type: ItemView['type']
-  status: ItemView['status']
-  workflowStatus: ItemView['workflow_status']
-  title: string | null
-  summary: string | null
-  actionNote: string | null
-  resolutionNote: string | null
-  tags: string[]
-  requestedAction: ItemView['requested_action']
-  destinationKind: string | null
-  destinationName: string | null
-  claimStatus: ItemView['claim_status']
-  claimedBy: Claimant | null
-  leaseExpiresAt: string | null
-  createdAt: string
-  updatedAt: string
-  sourceImageUrl?: string | null
-}
-
-export function toGraphQLItem(i: ItemView): GraphQLItem {
-  return {
-    id: i.id, type: i.type, status: i.status, workflowStatus: i.workflow_status, title: i.title, summary: i.summary,
-    actionNote: i.action_note, resolutionNote: i.resolution_note, tags: i.tags, requestedAction: i.requested_action,
-    destinationKind: i.destination_kind, destinationName: i.destination_name, claimStatus: i.claim_status,
-    claimedBy: i.claimed_by, leaseExpiresAt: i.lease_expires_at, createdAt: i.created_at, updatedAt: i.updated_at,
-    ...(i.source_image_url === undefined ? {} : { sourceImageUrl: i.source_image_url }),
-  }
-}
-
-export const ItemRef = builder.objectRef<GraphQLItem>('Item').implement({
+export const ItemRef = builder.objectRef<Item & { sourceImageUrl?: ItemWithImage['sourceImageUrl'] }>('Item').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     type: t.expose('type', { type: ItemTypeEnum }),
@@ -78,6 +48,9 @@ export const ItemRef = builder.objectRef<GraphQLItem>('Item').implement({
     claimStatus: t.expose('claimStatus', { type: ClaimStatusEnum }),
     claimedBy: t.expose('claimedBy', { type: ClaimantRef, nullable: true }),
     leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime', nullable: true }),
+    leaseId: t.exposeString('leaseId', { nullable: true, description: "The caller's own live lease id; null for everyone else." }),
+    attempts: t.exposeInt('attempts', { description: 'Fresh claims since the item was created, reopened or revoked.' }),
+    availableAt: t.expose('availableAt', { type: 'DateTime', nullable: true, description: 'Set by a delayed release.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     sourceImageUrl: t.string({
@@ -91,5 +64,14 @@ export const ItemRef = builder.objectRef<GraphQLItem>('Item').implement({
       description: 'Every workflow change, oldest first.',
       resolve: (i, _args, ctx) => ctx.loaders.history.load(i.id),
     }),
+  }),
+})
+
+export const LeaseRef = builder.objectRef<Lease>('Lease').implement({
+  description: 'A fresh claim: send its id as leaseId to fence later changes.',
+  fields: (t) => ({
+    id: t.exposeString('id'),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+    attempt: t.exposeInt('attempt'),
   }),
 })

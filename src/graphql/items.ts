@@ -1,19 +1,19 @@
 import { builder } from './builder'
-import { ItemRef, toGraphQLItem } from './item'
+import { ItemRef, LeaseRef } from './item'
 import { ItemConnectionRef, toConnection } from './connection'
 import {
   ClaimActionEnum, ClaimStatusFilterEnum, ExtractionStatusEnum, ItemTypeEnum, RequestedActionEnum, WorkflowStatusEnum,
 } from './enums'
-import { createItem, getItem, listItems } from '../domain/items'
-import { listInbox } from '../domain/inbox'
+import { createItem, deleteItem, getItem, listItems } from '../domain/items'
+import { claimNext, listInbox, type ClaimNextResult } from '../domain/inbox'
 import { updateItem } from '../domain/workflow'
 
-// Queries and mutations on items: each resolver turns GraphQL arguments into the REST shape
-// and calls the same domain function as the REST route, so every rule comes out the same.
+// Queries and mutations on items. GraphQL's types already check the shape and its names are
+// the domain's: resolvers turn absent (null) arguments into undefined and call the same domain
+// functions as REST, so every rule comes out the same.
 
-/** Only the arguments that were given: an absent GraphQL argument is an absent REST parameter. */
-const given = <T extends Record<string, unknown>>(args: T) =>
-  Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined && v !== null)) as { [K in keyof T]?: NonNullable<T[K]> }
+/** GraphQL's null for "not given" → the domain's undefined. */
+const opt = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v)
 
 builder.queryFields((t) => ({
   items: t.field({
@@ -27,10 +27,12 @@ builder.queryFields((t) => ({
       tag: t.arg.string(),
       tags: t.arg.stringList({ description: 'Every tag must be present (AND with tag).' }),
     },
-    resolve: async (_root, args, ctx) => {
-      const { first, after, tags, ...filters } = given(args)
-      const page = await listItems(ctx.deps, ctx.caller, { ...filters, tags: tags?.join(','), limit: first, cursor: after })
-      return toConnection(page, after)
+    resolve: async (_root, a, ctx) => {
+      const page = await listItems(ctx.deps, ctx.caller, {
+        type: opt(a.type), status: opt(a.status), tags: [...(a.tag != null ? [a.tag] : []), ...(a.tags ?? [])],
+        limit: opt(a.first), cursor: opt(a.after),
+      })
+      return toConnection(page, a.after)
     },
   }),
   item: t.field({
@@ -38,7 +40,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One item, with its signed image link; null with a NOT_FOUND error when unknown.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (_root, args, ctx) => toGraphQLItem(await getItem(ctx.deps, ctx.caller, String(args.id), ctx.baseUrl)),
+    resolve: (_root, args, ctx) => getItem(ctx.deps, ctx.caller, String(args.id)),
   }),
   inbox: t.field({
     type: ItemConnectionRef,
@@ -55,19 +57,12 @@ builder.queryFields((t) => ({
       tags: t.arg.stringList(),
       claimStatus: t.arg({ type: ClaimStatusFilterEnum }),
     },
-    resolve: async (_root, args, ctx) => {
-      const a = given(args)
+    resolve: async (_root, a, ctx) => {
       const page = await listInbox(ctx.deps, ctx.caller, {
-        workflow_status: a.workflowStatus,
-        requested_action: a.requestedAction,
-        type: a.type,
-        destination_kind: a.destinationKind,
-        destination_name: a.destinationName,
-        tag: a.tag,
-        tags: a.tags?.join(','),
-        claim_status: a.claimStatus,
-        limit: a.first,
-        cursor: a.after,
+        workflowStatus: opt(a.workflowStatus), requestedAction: opt(a.requestedAction), type: opt(a.type),
+        destinationKind: opt(a.destinationKind), destinationName: opt(a.destinationName),
+        tags: [...(a.tag != null ? [a.tag] : []), ...(a.tags ?? [])], claimStatus: opt(a.claimStatus), limit: opt(a.first),
+        cursor: opt(a.after),
       })
       return toConnection(page, a.after)
     },
@@ -105,46 +100,80 @@ const UpdateItemInput = builder.inputType('UpdateItemInput', {
     workflowStatus: t.field({ type: WorkflowStatusEnum }),
     resolutionNote: t.string(),
     claimAction: t.field({ type: ClaimActionEnum }),
-    leaseSeconds: t.int(),
+    leaseSeconds: t.int({ description: 'Only with claimAction CLAIM: 1 to 86400; default 300.' }),
+    retryAfterSeconds: t.int({ description: 'Only with claimAction RELEASE: 1 to 86400; claim next passes the item over until then.' }),
+    leaseId: t.string({ description: 'Fencing: apply only while the caller holds this live lease (else LEASE_LOST).' }),
     corrections: t.field({ type: CorrectionsInput }),
   }),
 })
 
-/** Keeps explicit nulls (they clear a field, as in JSON) and drops absent fields. */
-const present = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
+const ClaimNextInput = builder.inputType('ClaimNextInput', {
+  fields: (t) => ({
+    requestedAction: t.field({ type: RequestedActionEnum }),
+    type: t.field({ type: ItemTypeEnum }),
+    destinationKind: t.string(),
+    destinationName: t.string(),
+    tag: t.string(),
+    tags: t.stringList(),
+    leaseSeconds: t.int({ description: '1 to 86400; default 300.' }),
+    waitSeconds: t.int({ description: 'Long poll: 0 to 60; default 0.' }),
+  }),
+})
+
+const ClaimNextPayload = builder.objectRef<ClaimNextResult>('ClaimNextPayload').implement({
+  description: 'The claimed item and its lease; both null when nothing was claimable by the end of the wait.',
+  fields: (t) => ({
+    item: t.expose('item', { type: ItemRef, nullable: true }),
+    lease: t.expose('lease', { type: LeaseRef, nullable: true }),
+  }),
+})
 
 builder.mutationFields((t) => ({
   createItem: t.field({
     type: ItemRef,
     description: 'Save a new item (signed-in session only). Images are uploaded through REST.',
     args: { input: t.arg({ type: CreateItemInput, required: true }) },
-    resolve: async (_root, { input }, ctx) =>
-      toGraphQLItem(await createItem(
-        ctx.deps,
-        ctx.caller,
-        present({
-          type: input.type, status: input.status, workflow_status: input.workflowStatus, title: input.title,
-          summary: input.summary, action_note: input.actionNote, tags: input.tags, requested_action: input.requestedAction,
-          destination_kind: input.destinationKind, destination_name: input.destinationName,
-        }),
-        undefined,
-        ctx.baseUrl,
-        ctx.deps.maxUploadBytes,
-      )),
+    // GraphQL nulls mean "not given" here, as absent JSON properties do: each takes its default.
+    resolve: (_root, { input: i }, ctx) =>
+      createItem(ctx.deps, ctx.caller, {
+        type: i.type, status: i.status, workflowStatus: i.workflowStatus, title: i.title, summary: i.summary,
+        actionNote: i.actionNote, tags: i.tags, requestedAction: i.requestedAction, destinationKind: i.destinationKind,
+        destinationName: i.destinationName,
+      }),
   }),
   updateItem: t.field({
     type: ItemRef,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateItemInput, required: true }) },
-    resolve: async (_root, { id, input }, ctx) => {
-      const c = input.corrections
-      const body = present({
-        workflow_status: input.workflowStatus,
-        resolution_note: input.resolutionNote,
-        claim_action: input.claimAction,
-        lease_seconds: input.leaseSeconds,
-        corrections: c === undefined || c === null ? c : present({ title: c.title, summary: c.summary, action_note: c.actionNote, tags: c.tags }),
+    resolve: (_root, { id, input: i }, ctx) => {
+      const c = i.corrections
+      return updateItem(ctx.deps, ctx.caller, String(id), {
+        claimAction: opt(i.claimAction), leaseSeconds: opt(i.leaseSeconds), retryAfterSeconds: opt(i.retryAfterSeconds),
+        leaseId: opt(i.leaseId), workflowStatus: opt(i.workflowStatus),
+        // An explicit null clears the note, as in JSON.
+        resolutionNote: i.resolutionNote,
+        corrections: c == null ? undefined : { title: c.title, summary: c.summary, actionNote: c.actionNote, tags: opt(c.tags) },
       })
-      return toGraphQLItem(await updateItem(ctx.deps.db, ctx.caller, String(id), body))
+    },
+  }),
+  claimNext: t.field({
+    type: ClaimNextPayload,
+    description: 'Atomically claim the oldest claimable inbox item, optionally waiting for one (same as POST /api/saved/inbox/claim).',
+    args: { input: t.arg({ type: ClaimNextInput }) },
+    resolve: (_root, { input }, ctx) => {
+      const i = input ?? {}
+      return claimNext(ctx.deps, ctx.caller, {
+        requestedAction: opt(i.requestedAction), type: opt(i.type), destinationKind: opt(i.destinationKind),
+        destinationName: opt(i.destinationName), tags: [...(i.tag != null ? [i.tag] : []), ...(i.tags ?? [])],
+        leaseSeconds: opt(i.leaseSeconds), waitSeconds: opt(i.waitSeconds),
+      }, ctx.signal)
+    },
+  }),
+  deleteItem: t.boolean({
+    description: 'Delete an item with its tags, history and image (signed-in session only). True when deleted.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, { id }, ctx) => {
+      await deleteItem(ctx.deps, ctx.caller, String(id))
+      return true
     },
   }),
 }))

@@ -3,38 +3,45 @@ import { GraphQLError } from 'graphql'
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor'
 import { useGraphQlJit } from '@envelop/graphql-jit'
 import DataLoader from 'dataloader'
-import { AppError, ERROR_CODES } from '../errors'
+import { AppError, ERROR_CODES, challengeHeaders } from '../errors'
 import type { CallerResolver } from '../auth/caller'
 import type { CallerRateLimiter } from '../auth/rate-limit'
 import type { Caller } from '../domain/caller'
-import { imageLinks, type ItemDeps } from '../domain/items'
+import type { Deps } from '../domain/deps'
+import { imageLinks } from '../domain/items'
 import { itemHistories } from '../domain/workflow'
-import type { Logger } from '../logger'
 import { graphqlSchema } from './schema'
 import type { GraphQLContext } from './builder'
 
-/** One mapping from our coded errors to GraphQL errors; anything else is masked. */
-export function toGraphQLError(error: AppError): GraphQLError {
-  const headers = error.headers
-  return new GraphQLError(error.message, {
+/** GraphQL's spelling of a domain field: the names are the same but for paging. */
+const graphqlSpelling = (field: string) => ({ limit: 'first', cursor: 'after' })[field] ?? field
+
+/**
+ * One mapping from our coded errors to GraphQL errors; anything else is masked. `at` is the
+ * error as graphql-js raised it, whose path and locations say which field failed. Only a
+ * request-wide failure (no valid credentials, rate limited) ends the whole response with the
+ * REST status; a field refused to this caller is an error on that field.
+ */
+export function toGraphQLError(error: AppError, at?: GraphQLError, requestWide = false): GraphQLError {
+  const { message, details } = error.spelled(graphqlSpelling)
+  return new GraphQLError(message, {
+    nodes: at?.nodes,
+    source: at?.source,
+    positions: at?.positions,
+    path: at?.path,
     extensions: {
       code: ERROR_CODES[error.code].graphql,
       reason: error.code,
-      ...(error.details === undefined ? {} : { details: error.details }),
-      // Authentication failures end the whole request with the REST status and challenge.
-      ...(error.code === 'unauthorized' || error.code === 'session_required' || error.code === 'rate_limited'
-        ? { http: { status: error.status, headers } }
-        : {}),
+      ...(details === undefined ? {} : { details }),
+      ...(requestWide ? { http: { status: error.status, headers: challengeHeaders(error) ?? error.headers } } : {}),
     },
   })
 }
 
-export interface GraphQLDeps extends ItemDeps {
+export interface GraphQLDeps {
+  deps: Deps
   resolveCaller: CallerResolver
   rateLimit: CallerRateLimiter
-  maxUploadBytes: number
-  publicUrl?: string
-  logger: Logger
 }
 
 let graphiql: string | undefined
@@ -53,18 +60,18 @@ export async function graphiqlPage(): Promise<string> {
 }
 
 /** Yoga with our schema, the caller in the context, bounded queries and GraphiQL inlined. */
-export function createGraphQL(deps: GraphQLDeps) {
+export function createGraphQL({ deps, resolveCaller, rateLimit }: GraphQLDeps) {
   const contextFor = async (request: Request, caller: Caller): Promise<GraphQLContext> => ({
     caller,
     deps,
-    baseUrl: deps.publicUrl ?? new URL(request.url).origin,
+    signal: request.signal,
     loaders: {
       history: new DataLoader(async (ids) => {
-        const byItem = await itemHistories(deps.db, caller, ids)
+        const byItem = await itemHistories(deps, caller, ids)
         return ids.map((id) => byItem.get(id) ?? [])
       }),
       imageUrl: new DataLoader(async (ids) => {
-        const links = await imageLinks(deps, caller, ids, deps.publicUrl ?? new URL(request.url).origin)
+        const links = await imageLinks(deps, caller, ids)
         return ids.map((id) => links.get(id) ?? null)
       }),
     },
@@ -81,20 +88,24 @@ export function createGraphQL(deps: GraphQLDeps) {
     logging: false,
     context: async ({ request }) => {
       try {
-        const caller = await deps.resolveCaller(request.headers.get('authorization'))
-        await deps.rateLimit(caller)
+        const caller = await resolveCaller(request.headers.get('authorization'))
+        await rateLimit(caller)
         return contextFor(request, caller)
       } catch (error) {
-        throw error instanceof AppError ? toGraphQLError(error) : error
+        throw error instanceof AppError ? toGraphQLError(error, undefined, true) : error
       }
     },
     maskedErrors: {
       maskError(error, message) {
         const original = error instanceof GraphQLError ? error.originalError : error
-        if (original instanceof AppError) return toGraphQLError(original)
+        if (original instanceof AppError) return toGraphQLError(original, error instanceof GraphQLError ? error : undefined)
         if (error instanceof GraphQLError && !error.originalError) return error
         deps.logger.error('unhandled graphql error', { error: original instanceof Error ? `${original.name}: ${original.message}` : String(original) })
-        return new GraphQLError(message, { extensions: { code: 'INTERNAL_SERVER_ERROR' } })
+        const at = error instanceof GraphQLError ? error : undefined
+        return new GraphQLError(message, {
+          nodes: at?.nodes, source: at?.source, positions: at?.positions, path: at?.path,
+          extensions: { code: 'INTERNAL_SERVER_ERROR' },
+        })
       },
     },
     plugins: [

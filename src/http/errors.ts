@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
-import { AppError, envelope, type ErrorCode } from '../errors'
+import { AppError, challengeHeaders, envelope, type ErrorCode } from '../errors'
+import { restSpelling } from './serialize'
 import type { Logger } from '../logger'
 
 function json(status: number, code: ErrorCode, message: string, details?: unknown, headers: Record<string, string> = {}) {
@@ -25,6 +26,12 @@ function validationDetails(error: unknown): { message: string; details: unknown 
   }
 }
 
+/** Our coded error in REST's terms: status, envelope with snake_case field names, challenge headers. */
+export function appErrorResponse(error: AppError): Response {
+  const { message, details } = error.spelled(restSpelling)
+  return json(error.status, error.code, message, details, challengeHeaders(error))
+}
+
 /**
  * The one REST error mapper: every failure, ours or Elysia's, leaves as the CONTRACT 5 envelope.
  * Unknown failures are logged with the request id and answered as a bare 500.
@@ -33,8 +40,8 @@ export function errorMapper(logger: Logger) {
   return new Elysia().onError({ as: 'global' }, ({ code, error, request }) => {
     // Elysia wraps whatever a body parser throws in a ParseError; ours carry the real answer.
     const cause = code === 'PARSE' ? (error as Error).cause : undefined
-    if (cause instanceof AppError) return json(cause.status, cause.code, cause.message, cause.details, cause.headers)
-    if (error instanceof AppError) return json(error.status, error.code, error.message, error.details, error.headers)
+    const ours = cause instanceof AppError ? cause : error instanceof AppError ? error : undefined
+    if (ours) return appErrorResponse(ours)
     switch (code) {
       case 'VALIDATION': {
         const { message, details } = validationDetails(error)

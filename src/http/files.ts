@@ -1,17 +1,18 @@
 import { Elysia, t } from 'elysia'
 import { AppError, notFound } from '../errors'
 import type { LocalImageStore } from '../storage/images'
+import type { Clock } from '../domain/deps'
 import { documented, errors } from './schemas'
 
 /**
  * Serves locally stored images at HMAC-signed links. No bearer token: the signature is the
  * credential. Altered or expired links are 403.
  */
-export function fileRoutes(store: LocalImageStore) {
+export function fileRoutes(store: LocalImageStore, clock: Clock) {
   return new Elysia().get(
     '/files/images/:key',
     async ({ params, query }) => {
-      const verdict = store.signer.verify(params.key, query.expires ?? '', query.signature ?? '')
+      const verdict = store.signer.verify(params.key, query.expires ?? '', query.signature ?? '', clock.now())
       if (verdict !== 'ok') {
         throw new AppError('forbidden', verdict === 'expired' ? 'This image link has expired.' : 'This image link is not valid.')
       }

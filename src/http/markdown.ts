@@ -1,5 +1,4 @@
-import type { ItemView } from '../domain/item-view'
-import type { Page } from '../domain/items'
+import type { ItemJson, PageJson } from './serialize'
 
 /**
  * Renders items as Markdown for `format=md`. User text is escaped and kept on one line (or
@@ -31,7 +30,7 @@ function quote(value: string): string {
     .join('\n')
 }
 
-function itemSection(item: ItemView, level: '##' | '#'): string {
+function itemSection(item: ItemJson, level: '##' | '#'): string {
   const lines = [`${level} ${item.title ? escapeInline(item.title) : '(untitled)'}`, '']
   lines.push(`- **id:** ${code(item.id)}`)
   lines.push(`- **type:** ${item.type}`)
@@ -51,11 +50,11 @@ function itemSection(item: ItemView, level: '##' | '#'): string {
   return lines.join('\n')
 }
 
-export function renderItem(item: ItemView): string {
+export function renderItem(item: ItemJson): string {
   return itemSection(item, '#') + '\n'
 }
 
-export function renderPage(heading: string, page: Page): string {
+export function renderPage(heading: string, page: PageJson): string {
   const parts = [`# ${heading}`, '', `${page.items.length} item${page.items.length === 1 ? '' : 's'}.`]
   for (const item of page.items) parts.push('', itemSection(item, '##'))
   if (page.next_cursor) parts.push('', '---', '', `Next cursor: ${code(page.next_cursor)}`)

@@ -1,15 +1,15 @@
 import { t, type TSchema } from 'elysia'
 import type { TUnsafe } from '@sinclair/typebox'
 import {
-  CLAIM_STATUSES, EXTRACTION_STATUSES, ITEM_TYPES, REQUESTED_ACTIONS, WORKFLOW_STATUSES,
-} from '../domain/item-view'
+  CLAIM_STATUS_FILTERS, CLAIM_STATUSES, EXTRACTION_STATUSES, ITEM_TYPES, REQUESTED_ACTIONS, WORKFLOW_STATUSES,
+} from '../domain/item'
 import { AGENT_TOKEN_SCOPES } from '../domain/caller'
-import { LIMITS } from '../domain/item-input'
-import { MAX_LEASE_SECONDS } from '../domain/workflow'
+import { LIMITS } from '../domain/rules'
 import { ERROR_CODES } from '../errors'
 
-// The JSON schemas of every REST request and answer. They drive request validation and the
-// OpenAPI document, so the document and the real answers cannot drift apart.
+// The JSON schemas of every REST request and answer. They check the SHAPE of requests (types,
+// enums, unknown properties) and feed the OpenAPI document; the domain checks what values mean
+// (ranges, lengths, combinations), once for every front end.
 
 // A union of literals, not t.UnionEnum: Elysia fills an absent optional UnionEnum query
 // parameter with its first value, which would silently filter every list.
@@ -51,6 +51,9 @@ const itemFields = {
   claim_status: enumOf(CLAIM_STATUSES, 'As seen by the caller: claimed means held by someone else.'),
   claimed_by: nullable(ClaimantSchema),
   lease_expires_at: nullable(timestamp()),
+  lease_id: nullable(t.String({ description: "The caller's own live lease id; null for everyone else." })),
+  attempts: t.Integer({ minimum: 0, description: 'Fresh claims since the item was created, reopened or revoked.' }),
+  available_at: nullable(timestamp('Set by a delayed release; claim next passes the item over until then.')),
   created_at: timestamp(),
   updated_at: timestamp(),
 }
@@ -71,7 +74,7 @@ export const HistorySchema = t.Object({
     t.Object({
       at: timestamp(),
       actor: ClaimantSchema,
-      action: t.String({ description: 'claim, renew, release, done, reopen, note or correction.' }),
+      action: t.String({ description: 'claim, renew, release, done, reopen, note, correction or revoke.' }),
       from: nullable(t.String()),
       to: nullable(t.String()),
       note: nullable(t.String()),
@@ -79,7 +82,8 @@ export const HistorySchema = t.Object({
   ),
 })
 
-const limitQuery = t.Integer({ minimum: 1, maximum: LIMITS.listLimit, default: LIMITS.defaultListLimit, description: `1 to ${LIMITS.listLimit}; default ${LIMITS.defaultListLimit}.` })
+// The range is the domain's rule (GraphQL's `first` shares it); the query schema only coerces.
+const limitQuery = t.Integer({ description: `1 to ${LIMITS.listLimit}; default ${LIMITS.defaultListLimit}.` })
 const formatQuery = enumOf(['json', 'md'] as const, 'json (default) or md for text/markdown.')
 
 export const ItemListQuery = t.Object({
@@ -101,27 +105,27 @@ export const InboxQuery = t.Object({
   destination_name: t.Optional(t.String()),
   tag: t.Optional(t.String()),
   tags: t.Optional(t.String({ description: 'Comma-separated; all must match.' })),
-  claim_status: t.Optional(enumOf(['all', ...CLAIM_STATUSES] as const, 'all (default), available, claimed, mine.')),
+  claim_status: t.Optional(enumOf(CLAIM_STATUS_FILTERS, 'all (default), available, claimed, mine, claimable (what claim next picks) or stuck.')),
   cursor: t.Optional(t.String()),
   limit: t.Optional(limitQuery),
 })
 
 export const FormatQuery = t.Object({ format: t.Optional(formatQuery) })
 
-const tagsInput = t.Array(t.String({ maxLength: LIMITS.tagLength }), { maxItems: LIMITS.tags })
+const tagsInput = t.Array(t.String(), { description: `At most ${LIMITS.tags} tags of at most ${LIMITS.tagLength} characters.` })
 
 export const CreateItemBody = t.Object(
   {
     type: enumOf(ITEM_TYPES),
     status: t.Optional(enumOf(EXTRACTION_STATUSES)),
     workflow_status: t.Optional(enumOf(WORKFLOW_STATUSES)),
-    title: t.Optional(nullable(t.String({ maxLength: LIMITS.title }))),
-    summary: t.Optional(nullable(t.String({ maxLength: LIMITS.summary }))),
-    action_note: t.Optional(nullable(t.String({ maxLength: LIMITS.note }))),
+    title: t.Optional(nullable(t.String())),
+    summary: t.Optional(nullable(t.String())),
+    action_note: t.Optional(nullable(t.String())),
     tags: t.Optional(tagsInput),
     requested_action: t.Optional(nullable(enumOf(REQUESTED_ACTIONS))),
-    destination_kind: t.Optional(nullable(t.String({ maxLength: LIMITS.destination }))),
-    destination_name: t.Optional(nullable(t.String({ maxLength: LIMITS.destination }))),
+    destination_kind: t.Optional(nullable(t.String())),
+    destination_name: t.Optional(nullable(t.String())),
   },
   { additionalProperties: false },
 )
@@ -129,15 +133,17 @@ export const CreateItemBody = t.Object(
 export const PatchItemBody = t.Object(
   {
     workflow_status: t.Optional(enumOf(WORKFLOW_STATUSES)),
-    resolution_note: t.Optional(nullable(t.String({ maxLength: LIMITS.note }))),
-    claim_action: t.Optional(enumOf(['claim', 'release'] as const)),
-    lease_seconds: t.Optional(t.Integer({ minimum: 1, maximum: MAX_LEASE_SECONDS, description: 'Only with claim_action "claim"; default 300.' })),
+    resolution_note: t.Optional(nullable(t.String())),
+    claim_action: t.Optional(enumOf(['claim', 'release', 'revoke'] as const, 'revoke: the signed-in owner ends any claim and resets attempts.')),
+    lease_seconds: t.Optional(t.Integer({ description: `Only with claim_action "claim": 1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.` })),
+    retry_after_seconds: t.Optional(t.Integer({ description: `Only with claim_action "release": 1 to ${LIMITS.retryAfterSeconds}; claim next passes the item over until then.` })),
+    lease_id: t.Optional(t.String({ description: 'Fencing: apply only while the caller holds this live lease; otherwise 409 lease_lost.' })),
     corrections: t.Optional(
       t.Object(
         {
-          title: t.Optional(nullable(t.String({ maxLength: LIMITS.title }))),
-          summary: t.Optional(nullable(t.String({ maxLength: LIMITS.summary }))),
-          action_note: t.Optional(nullable(t.String({ maxLength: LIMITS.note }))),
+          title: t.Optional(nullable(t.String())),
+          summary: t.Optional(nullable(t.String())),
+          action_note: t.Optional(nullable(t.String())),
           tags: t.Optional(tagsInput),
         },
         { additionalProperties: false, description: 'Signed-in sessions only.' },
@@ -145,6 +151,35 @@ export const PatchItemBody = t.Object(
     ),
   },
   { additionalProperties: false },
+)
+
+const workFilterFields = {
+  requested_action: t.Optional(enumOf(REQUESTED_ACTIONS)),
+  type: t.Optional(enumOf(ITEM_TYPES)),
+  destination_kind: t.Optional(t.String()),
+  destination_name: t.Optional(t.String()),
+  tag: t.Optional(t.String()),
+  tags: t.Optional(t.Array(t.String(), { description: 'All must match (AND with tag).' })),
+}
+
+export const ClaimNextBody = t.Object(
+  {
+    ...workFilterFields,
+    lease_seconds: t.Optional(t.Integer({ description: `1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.` })),
+    wait_seconds: t.Optional(t.Integer({ description: `Long poll: 0 to ${LIMITS.waitSeconds}; default 0.` })),
+  },
+  { additionalProperties: false },
+)
+
+export const LeaseSchema = t.Object({
+  id: t.String({ description: 'Send as lease_id to fence later changes.' }),
+  expires_at: timestamp(),
+  attempt: t.Integer({ minimum: 1 }),
+})
+
+export const ClaimNextSchema = t.Object(
+  { item: nullable(ItemSchema), lease: nullable(LeaseSchema) },
+  { description: 'The claimed item and its lease, or both null when nothing was claimable by the end of the wait.' },
 )
 
 const tokenFields = {
@@ -164,9 +199,9 @@ export const CreatedAgentTokenSchema = t.Object({
 })
 export const CreateAgentTokenBody = t.Object(
   {
-    name: t.String({ minLength: 1, maxLength: 100 }),
-    scopes: t.Array(enumOf(AGENT_TOKEN_SCOPES), { minItems: 1 }),
-    expires_in_days: t.Optional(t.String({ pattern: '^[0-9]{1,3}$', description: 'Whole number of days, 1 to 365; default "90".' })),
+    name: t.String({ description: '1 to 100 characters.' }),
+    scopes: t.Array(enumOf(AGENT_TOKEN_SCOPES), { description: 'At least one.' }),
+    expires_in_days: t.Optional(t.String({ description: 'Whole number of days, 1 to 365; default "90".' })),
   },
   { additionalProperties: false },
 )
@@ -175,8 +210,11 @@ export const IdParams = t.Object({ id: t.String({ maxLength: 100 }) })
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 201: 'Created', 204: 'No content', 400: 'Invalid request (invalid_request)',
-  401: 'Authentication required (unauthorized, session_required)', 403: 'Missing scope or not allowed (insufficient_scope, forbidden)',
-  404: 'Not found (not_found)', 409: 'Conflict (claim_conflict, invalid_transition, token_limit_reached)',
+  401: 'Authentication required (unauthorized, session_required)',
+  403: 'Missing scope or not allowed (insufficient_scope, forbidden, quota_exceeded)',
+  404: 'Not found (not_found)',
+  409: 'Conflict (claim_conflict, invalid_transition, lease_lost, token_limit_reached, idempotency_key_in_flight)',
+  422: 'Idempotency-Key reused with a different request (idempotency_key_reused)',
   413: 'Payload too large (payload_too_large)', 415: 'Unsupported media type (unsupported_media_type)',
   429: 'Rate limited (rate_limited), with Retry-After', 500: 'Internal error (internal)',
 }

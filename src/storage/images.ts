@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Config } from '../config'
@@ -10,7 +10,8 @@ import type { Config } from '../config'
 export interface ImageStore {
   put(key: string, bytes: Uint8Array, contentType: string): Promise<void>
   /** A URL that works without a bearer token until `ttlSeconds` pass. */
-  signedUrl(key: string, contentType: string, baseUrl: string, now?: number): string
+  signedUrl(key: string, contentType: string, now: number): string
+  delete(key: string): Promise<void>
 }
 
 /** The image formats accepted, recognised by their first bytes, never by a file name. */
@@ -49,6 +50,8 @@ export class LocalImageStore implements ImageStore {
   constructor(
     dataDir: string,
     readonly signer: UrlSigner,
+    /** The origin this app is reached at, for the links it signs (PUBLIC_URL). */
+    private readonly publicUrl: string,
   ) {
     this.dir = join(dataDir, 'images')
   }
@@ -62,9 +65,13 @@ export class LocalImageStore implements ImageStore {
     return join(this.dir, key)
   }
 
-  signedUrl(key: string, _contentType: string, baseUrl: string, now = Date.now()): string {
+  async delete(key: string): Promise<void> {
+    await rm(join(this.dir, key), { force: true })
+  }
+
+  signedUrl(key: string, _contentType: string, now: number): string {
     const expires = Math.floor(now / 1000) + this.signer.ttlSeconds
-    return `${baseUrl}/files/images/${key}?expires=${expires}&signature=${this.signer.sign(key, expires)}`
+    return `${this.publicUrl}/files/images/${key}?expires=${expires}&signature=${this.signer.sign(key, expires)}`
   }
 }
 
@@ -87,6 +94,10 @@ export class S3ImageStore implements ImageStore {
     await this.client.write(`images/${key}`, bytes, { type: contentType })
   }
 
+  async delete(key: string): Promise<void> {
+    await this.client.delete(`images/${key}`)
+  }
+
   signedUrl(key: string, contentType: string): string {
     return this.client.presign(`images/${key}`, { method: 'GET', expiresIn: this.ttlSeconds, type: contentType })
   }
@@ -94,5 +105,5 @@ export class S3ImageStore implements ImageStore {
 
 export function createImageStore(config: Config): ImageStore {
   const signer = new UrlSigner(config.urlSigningKey, config.signedUrlTtlSeconds)
-  return config.s3 ? new S3ImageStore(config.s3, config.signedUrlTtlSeconds) : new LocalImageStore(config.dataDir, signer)
+  return config.s3 ? new S3ImageStore(config.s3, config.signedUrlTtlSeconds) : new LocalImageStore(config.dataDir, signer, config.publicUrl ?? `http://localhost:${config.port}`)
 }

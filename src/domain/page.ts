@@ -1,0 +1,39 @@
+import { invalidField } from '../errors'
+import type { ItemRecord } from './item'
+
+/** A position in a (created_at, id) keyset order. */
+export interface Cursor {
+  createdAt: number
+  id: string
+}
+
+/** Opaque to clients: base64url (unpadded) of `<created_at ms>:<id>`, both ASCII. */
+export function encodeCursor(c: Cursor): string {
+  return btoa(`${c.createdAt}:${c.id}`).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_')
+}
+
+/** A cursor that does not decode to exactly that shape is a 400, never a scan from the start. */
+export function decodeCursor(raw: string): Cursor {
+  const bad = () => invalidField('cursor', 'is not a cursor this service handed out')
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(raw)) throw bad()
+  const decoded = Buffer.from(raw, 'base64url').toString('utf8')
+  const match = /^(\d{1,15}):([A-Za-z0-9_-]{1,64})$/.exec(decoded)
+  if (!match || encodeCursor({ createdAt: Number(match[1]), id: match[2]! }) !== raw) throw bad()
+  return { createdAt: Number(match[1]), id: match[2]! }
+}
+
+/** One page of a keyset walk. `cursorAt(i)` resumes right after item i (GraphQL edge cursors). */
+export interface Page<T> {
+  items: T[]
+  /** Resumes after the last item; null on the last page. */
+  nextCursor: string | null
+  cursorAt(index: number): string
+}
+
+/** `limit + 1` rows read → the page, and a next cursor when more follow. */
+export function toPage(records: ItemRecord[], limit: number): Page<ItemRecord['item']> {
+  const more = records.length > limit
+  const items = (more ? records.slice(0, limit) : records).map((r) => r.item)
+  const cursorAt = (i: number) => encodeCursor({ createdAt: items[i]!.createdAt, id: items[i]!.id })
+  return { items, nextCursor: more && items.length > 0 ? cursorAt(items.length - 1) : null, cursorAt }
+}
