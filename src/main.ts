@@ -29,12 +29,19 @@ async function main() {
     return
   }
   const app = createApp({ config, db, logger })
-  app.listen({
+  // Served through `app.handle`, which wraps Elysia's handler with idempotency (src/app.ts).
+  // Elysia reads the server (client addresses) from `app.server`.
+  app.server = Bun.serve({
     port: config.port,
     hostname: config.host,
     reusePort: config.workers > 1,
     maxRequestBodySize: config.limits.uploadBytes + 1024 * 1024,
-  })
+    // Never Bun's debug page with source and paths, whatever NODE_ENV says.
+    development: false,
+    // Long polls wait up to 60 s; a connection silent for longer than this is dropped.
+    idleTimeout: 75,
+    fetch: (request) => app.handle(request),
+  }) as unknown as typeof app.server
 
   if (!process.env.SAVED_WORKER || process.env.SAVED_WORKER === '1') {
     const base = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${app.server?.port}`
@@ -55,6 +62,7 @@ async function main() {
     stopping = true
     logger.info('shutting down', { signal })
     await app.server?.stop(false)
+    app.deps.changes.close()
     db.$client.close()
     process.exit(0)
   }

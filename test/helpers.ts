@@ -8,6 +8,7 @@ import { openDatabase, type Db } from '../src/db/client'
 import { migrateDatabase } from '../src/db/migrate'
 import { createApp, type App } from '../src/app'
 import { createLogger } from '../src/logger'
+import { newId } from '../src/domain/ids'
 
 export const JWT_SECRET = 'test-secret-that-is-at-least-32-bytes-long!'
 const secretKey = new TextEncoder().encode(JWT_SECRET)
@@ -119,4 +120,25 @@ export async function walkPages(ctx: TestContext, token: string, path: string, b
     await between?.(page++)
   } while (cursor)
   return seen
+}
+
+/** Writes `count` inbox items (requested action `workflow`, pending) for `userId` in one batch. */
+export async function seedInbox(db: Db, userId: string, count: number, fields: { tags?: string[]; type?: string } = {}) {
+  const now = Date.now()
+  const ids: string[] = []
+  const statements = []
+  for (let i = 0; i < count; i++) {
+    const id = newId('itm', now - count + i)
+    ids.push(id)
+    statements.push({
+      sql: `INSERT INTO items (id, user_id, type, status, workflow_status, tags, requested_action, created_at, updated_at)
+            VALUES (?, ?, ?, 'extracted', 'pending', ?, 'workflow', ?, ?)`,
+      args: [id, userId, fields.type ?? 'event', JSON.stringify(fields.tags ?? []), now - count + i, now - count + i],
+    })
+    for (const tag of fields.tags ?? []) {
+      statements.push({ sql: 'INSERT INTO item_tags (item_id, user_id, tag, created_at) VALUES (?, ?, ?, ?)', args: [id, userId, tag, now - count + i] })
+    }
+  }
+  await db.$client.batch(statements, 'write')
+  return ids
 }

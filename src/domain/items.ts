@@ -185,7 +185,8 @@ export async function deleteItem(deps: Deps, caller: Caller, id: string): Promis
   const p = { id, uid: caller.userId, now }
   const results = await deps.db.$client.batch(
     [
-      { sql: `DELETE FROM item_events WHERE item_id = :id AND user_id = :uid`, args: p },
+      // Only while the item exists: a repeated delete must not erase the `deleted` record.
+      { sql: `DELETE FROM item_events WHERE item_id = :id AND user_id = :uid AND EXISTS (SELECT 1 FROM items WHERE ${mine})`, args: p },
       {
         sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
               SELECT id, user_id, :now, 'user', user_id, NULL, 'deleted', NULL, NULL, NULL FROM items WHERE ${mine}`,
