@@ -13,7 +13,7 @@ import { agentTokenRoutes } from './http/agent-tokens'
 import { fileRoutes } from './http/files'
 import { completeSpec, docsPage, openapiDocument } from './http/docs'
 import { systemRoutes } from './http/system'
-import { corsPolicy, observability } from './http/observability'
+import { corsPolicy, logRequests, observability } from './http/observability'
 import { createGraphQL, graphiqlPage } from './graphql/yoga'
 import { systemClock, type Clock, type Deps } from './domain/deps'
 import { ChangeFollower } from './domain/change-follower'
@@ -102,7 +102,7 @@ export function createApp(deps: AppDeps) {
   const handleGraphQL = graphqlHandler(yoga as never)
 
   const app = new Elysia({ normalize: false })
-    .use(observability(logger))
+    .use(observability())
     .use(corsPolicy(config.corsOrigins))
     .use(errorMapper(logger))
     .onRequest(({ request }) => {
@@ -142,7 +142,7 @@ export function createApp(deps: AppDeps) {
   // Idempotency wraps the whole app: a replay is the first answer, byte for byte. `handle` is
   // what tests call and what main.ts serves.
   const inner = (request: Request) => app.fetch(request) as Promise<Response>
-  app.handle = withIdempotency(domain, resolveCaller, inner)
+  app.handle = logRequests(logger, withIdempotency(domain, resolveCaller, inner))
   return Object.assign(app, { deps: domain })
 }
 

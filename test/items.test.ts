@@ -1,6 +1,6 @@
+import { encodeCursor } from '../src/domain/page'
 import { describe, expect, test } from 'bun:test'
 import { setup, sessionToken, agentToken, createItem, expectEnvelope, walkPages } from './helpers'
-import { claimSql } from '../src/domain/claims'
 
 describe('items: create, list, filters, pagination', () => {
   test('creation validates and normalises; defaults per CONTRACT 2', async () => {
@@ -129,22 +129,33 @@ describe('items: create, list, filters, pagination', () => {
     expect(escapeInline('Lunch (12.30) at Mo\'s.')).toBe("Lunch (12.30) at Mo's.")
   })
 
-  test('the list and tag queries use indexes (EXPLAIN QUERY PLAN)', async () => {
+  test('the SQL the list, tag list and inbox actually send uses indexes (EXPLAIN QUERY PLAN)', async () => {
     const ctx = await setup()
-    const plan = async (sql: string) =>
-      (await ctx.db.$client.execute(`EXPLAIN QUERY PLAN ${sql}`)).rows.map((r) => String(r.detail)).join(' | ')
-    const list = await plan("SELECT * FROM items WHERE user_id = 'u' AND (created_at, id) < (1, 'x') ORDER BY created_at DESC, id DESC LIMIT 51")
+    const session = await sessionToken('alice')
+    // Record what the domain sends through the real read path, then ask SQLite how it runs it.
+    const sent: { sql: string; args: any }[] = []
+    const rows = ctx.db.$rows
+    ctx.db.$rows = (sql, args) => (sent.push({ sql, args }), rows(sql, args))
+    const planOf = async (path: string) => {
+      sent.length = 0
+      expect((await ctx.request('GET', path, { token: session })).status).toBe(200)
+      expect(sent.length).toBe(1)
+      const { sql, args } = sent[0]!
+      return (await ctx.db.$client.execute({ sql: `EXPLAIN QUERY PLAN ${sql}`, args })).rows.map((r) => String(r.detail)).join(' | ')
+    }
+    const cursor = encodeCursor({ createdAt: Date.now(), id: 'itm_x' })
+    const list = await planOf(`/api/saved/items?type=event&cursor=${cursor}`)
     expect(list).toContain('USING INDEX items_user_created')
     expect(list).not.toContain('TEMP B-TREE')
-    const tags = await plan(`SELECT i.* FROM item_tags t JOIN items i ON i.id = t.item_id WHERE t.user_id = 'u' AND t.tag = 'a'
-      AND (t.created_at, t.item_id) < (1, 'x') AND EXISTS (SELECT 1 FROM item_tags t2 WHERE t2.item_id = t.item_id AND t2.tag = 'b')
-      ORDER BY t.created_at DESC, t.item_id DESC LIMIT 51`)
+    const tags = await planOf(`/api/saved/items?tags=a,b&cursor=${cursor}`)
     expect(tags).toContain('item_tags_user_tag_created')
     expect(tags).not.toContain('TEMP B-TREE')
     expect(tags).not.toMatch(/SCAN (items|t\b)/)
-    const inbox = await plan(`SELECT * FROM items WHERE user_id = 'u' AND requested_action IS NOT NULL AND workflow_status = 'pending'
-      AND NOT ${claimSql.live('5')} ORDER BY created_at, id LIMIT 51`)
+    const inbox = await planOf(`/api/saved/inbox?workflow_status=pending&claim_status=available&cursor=${cursor}`)
     expect(inbox).toContain('USING INDEX items_inbox')
     expect(inbox).not.toContain('TEMP B-TREE')
+    const claimable = await planOf('/api/saved/inbox?workflow_status=pending&claim_status=claimable')
+    expect(claimable).toContain('USING INDEX items_inbox')
   })
+
 })

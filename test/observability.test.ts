@@ -37,7 +37,6 @@ describe('request ids, logs, headers, CORS', () => {
     }))
     const raw = ((await res.json()) as any).token
     await app.handle(new Request('http://localhost/api/saved/items?cursor=x', { headers: { authorization: `Bearer ${raw}` } }))
-    await Bun.sleep(100)
     const all = lines.join('\n')
     expect(lines.length).toBeGreaterThanOrEqual(2)
     const first = JSON.parse(lines[0]!)

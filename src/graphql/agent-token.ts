@@ -32,6 +32,8 @@ const CreateAgentTokenInput = builder.inputType('CreateAgentTokenInput', {
 builder.queryFields((t) => ({
   agentTokens: t.field({
     type: [AgentTokenRef],
+    // Nullable, so that a caller refused this field still gets the other fields of its query.
+    nullable: true,
     description: 'Active personal agent tokens (signed-in session only).',
     resolve: (_root, _args, ctx) => listAgentTokens(ctx.deps, ctx.caller),
   }),

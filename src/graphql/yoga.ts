@@ -1,5 +1,5 @@
 import { createYoga, type Plugin } from 'graphql-yoga'
-import { GraphQLError } from 'graphql'
+import { GraphQLError, Source } from 'graphql'
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor'
 import { useGraphQlJit } from '@envelop/graphql-jit'
 import DataLoader from 'dataloader'
@@ -24,7 +24,7 @@ const graphqlSpelling = (field: string) => ({ limit: 'first', cursor: 'after' })
  */
 export function toGraphQLError(error: AppError, at?: GraphQLError, requestWide = false): GraphQLError {
   const { message, details } = error.spelled(graphqlSpelling)
-  return new GraphQLError(message, {
+  return keepLocations(at, new GraphQLError(message, {
     nodes: at?.nodes,
     source: at?.source,
     positions: at?.positions,
@@ -35,7 +35,22 @@ export function toGraphQLError(error: AppError, at?: GraphQLError, requestWide =
       ...(details === undefined ? {} : { details }),
       ...(requestWide ? { http: { status: error.status, headers: challengeHeaders(error) ?? error.headers } } : {}),
     },
-  })
+  }))
+}
+
+/**
+ * graphql-jit reports an error's locations without the AST nodes they came from, and Yoga
+ * rebuilds every error from nodes, or source and positions, before sending it. So the
+ * locations travel as positions in a stand-in source of the same line and column layout.
+ */
+function keepLocations(from: GraphQLError | undefined, to: GraphQLError): GraphQLError {
+  const locations = from?.locations
+  if (to.locations || !locations?.length) return to
+  const lines = Math.max(...locations.map((l) => l.line))
+  const width = Math.max(...locations.map((l) => l.column))
+  const source = new Source(Array.from({ length: lines }, () => ' '.repeat(width)).join('\n'))
+  const positions = locations.map((l) => (l.line - 1) * (width + 1) + l.column - 1)
+  return new GraphQLError(to.message, { source, positions, path: to.path, originalError: to.originalError, extensions: to.extensions })
 }
 
 export interface GraphQLDeps {
@@ -102,10 +117,10 @@ export function createGraphQL({ deps, resolveCaller, rateLimit }: GraphQLDeps) {
         if (error instanceof GraphQLError && !error.originalError) return error
         deps.logger.error('unhandled graphql error', { error: original instanceof Error ? `${original.name}: ${original.message}` : String(original) })
         const at = error instanceof GraphQLError ? error : undefined
-        return new GraphQLError(message, {
+        return keepLocations(at, new GraphQLError(message, {
           nodes: at?.nodes, source: at?.source, positions: at?.positions, path: at?.path,
           extensions: { code: 'INTERNAL_SERVER_ERROR' },
-        })
+        }))
       },
     },
     plugins: [

@@ -9,31 +9,37 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
  * security headers every answer carries. Log lines hold method, path (no query string),
  * status and timing — never a header, body or token.
  */
-export function observability(logger: Logger) {
-  const started = new WeakMap<Request, { id: string; at: number; path: string }>()
+export function observability() {
   return new Elysia()
     .onRequest(({ request, set }) => {
       const incoming = request.headers.get('x-request-id')
       const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
       const path = new URL(request.url).pathname
-      started.set(request, { id, at: performance.now(), path })
       set.headers['x-request-id'] = id
       set.headers['x-content-type-options'] = 'nosniff'
       set.headers['x-frame-options'] = 'DENY'
       set.headers['referrer-policy'] = 'no-referrer'
       if (path.startsWith('/api/')) set.headers['cache-control'] = 'no-store'
     })
-    .onAfterResponse({ as: 'global' }, ({ request, set }) => {
-      const meta = started.get(request)
-      if (!meta) return
-      logger.info('request', {
-        request_id: meta.id,
-        method: request.method,
-        path: meta.path,
-        status: typeof set.status === 'number' ? set.status : 200,
-        duration_ms: Math.round((performance.now() - meta.at) * 10) / 10,
-      })
+}
+
+/**
+ * One log line per request, written around the whole app so it records the status actually
+ * sent — whichever layer answered (route, validation, error mapper, GraphQL, idempotency).
+ */
+export function logRequests(logger: Logger, handle: (request: Request) => Promise<Response>) {
+  return async (request: Request): Promise<Response> => {
+    const at = performance.now()
+    const response = await handle(request)
+    logger.info('request', {
+      request_id: response.headers.get('x-request-id') ?? undefined,
+      method: request.method,
+      path: new URL(request.url).pathname,
+      status: response.status,
+      duration_ms: Math.round((performance.now() - at) * 10) / 10,
     })
+    return response
+  }
 }
 
 /** Browsers may call from the configured origins only; without CORS_ORIGINS there are no CORS headers. */
