@@ -85,5 +85,7 @@ export function challengeHeaders(error: AppError): Record<string, string> | unde
     return { 'WWW-Authenticate': `${realm}, error="invalid_token", error_description="session required"` }
   }
   if (error.code === 'unauthorized') return { 'WWW-Authenticate': realm }
+  const retry = (error.details as { retry_after_seconds?: number } | undefined)?.retry_after_seconds
+  if (error.code === 'rate_limited' && retry) return { 'Retry-After': String(retry) }
   return undefined
 }

@@ -8,6 +8,7 @@ import {
 import { decodeCursor, toPage, type Page } from './page'
 import { LIMITS, filterTags, pageLimit, text, wholeNumber } from './rules'
 import { newLeaseId } from './workflow'
+import { ClaimWaiters } from './claim-waiters'
 
 /** What selects work: shared by the inbox list and claim next. */
 export interface WorkFilter {
@@ -129,44 +130,52 @@ async function nextTimedChange(deps: Deps, caller: Caller, now: number): Promise
   return row?.t === null || row?.t === undefined ? null : Number(row.t)
 }
 
-const waitersByCaller = new WeakMap<Deps, Map<string, number>>()
+const registries = new WeakMap<Deps, ClaimWaiters>()
 
 /**
  * Claim next (CONTRACT 7). With `waitSeconds`, waits until something becomes claimable:
- * woken by the change log (changes from any process) and by the next lease or delay that runs
- * out; a waiting request holds a timer and a listener, nothing else. `signal` ends the wait
- * early (the client went away).
+ * woken through the change log (changes from any process, see ClaimWaiters) and by the next
+ * lease or delay that runs out. A waiting request holds a timer and a place in a queue, nothing
+ * else. `signal` ends the wait early (the client went away).
  */
 export async function claimNext(deps: Deps, caller: Caller, input: ClaimNextInput, signal?: AbortSignal): Promise<ClaimNextResult> {
   requireScope(caller, 'read_items')
   requireScope(caller, 'update_workflow_status')
   const leaseSeconds = wholeNumber('leaseSeconds', input.leaseSeconds, 1, LIMITS.leaseSeconds, LIMITS.defaultLeaseSeconds)
   const waitSeconds = wholeNumber('waitSeconds', input.waitSeconds, 0, LIMITS.waitSeconds, 0)
-  const filter: WorkFilter = { ...input, tags: filterTags(input.tags) }
+  const filter: WorkFilter = {
+    requestedAction: input.requestedAction, type: input.type, destinationKind: input.destinationKind,
+    destinationName: input.destinationName, tags: filterTags(input.tags),
+  }
   if (waitSeconds === 0) return claimOnce(deps, caller, filter, leaseSeconds)
 
+  let waiters = registries.get(deps)
+  if (!waiters) registries.set(deps, (waiters = new ClaimWaiters(deps.changes)))
   const me = claimantOf(caller)
-  const key = `${me.kind}:${me.id}`
-  let counts = waitersByCaller.get(deps)
-  if (!counts) waitersByCaller.set(deps, (counts = new Map()))
-  if (deps.changes.listenerCount >= deps.limits.maxWaiters || (counts.get(key) ?? 0) >= deps.limits.maxWaitersPerCaller) {
-    throw new AppError('rate_limited', 'Too many claim-next requests are waiting; try again shortly.', { retry_after_seconds: 1 }, { 'Retry-After': '1' })
+  const callerKey = `${me.kind}:${me.id}`
+  if (waiters.size >= deps.limits.maxWaiters || waiters.waitingFor(callerKey) >= deps.limits.maxWaitersPerCaller) {
+    throw new AppError('rate_limited', 'Too many claim-next requests are waiting; try again shortly.', { retry_after_seconds: 1 })
   }
-  counts.set(key, (counts.get(key) ?? 0) + 1)
+  const filterKey = JSON.stringify(filter)
   const deadline = Date.now() + waitSeconds * 1000
   let wake: () => void = () => {}
   let woken = false
-  const unsubscribe = deps.changes.subscribe(caller.userId, () => ((woken = true), wake()))
+  const leave = waiters.add(caller.userId, callerKey, filterKey, { wake: () => ((woken = true), wake()) })
   const onAbort = () => wake()
   signal?.addEventListener('abort', onAbort)
   try {
+    // From here on every committed change reaches us; then look once.
     await deps.changes.ready()
     for (;;) {
       woken = false
       const result = await claimOnce(deps, caller, filter, leaseSeconds)
-      if (result.item || signal?.aborted) return result
+      if (result.item) {
+        leave()
+        waiters.passOn(caller.userId, filterKey)
+        return result
+      }
       const left = deadline - Date.now()
-      if (left <= 0) return result
+      if (left <= 0 || signal?.aborted) return result
       const now = deps.clock.now()
       const timed = await nextTimedChange(deps, caller, now)
       if (woken) continue
@@ -179,9 +188,6 @@ export async function claimNext(deps: Deps, caller: Caller, input: ClaimNextInpu
     }
   } finally {
     signal?.removeEventListener('abort', onAbort)
-    unsubscribe()
-    const n = (counts.get(key) ?? 1) - 1
-    if (n > 0) counts.set(key, n)
-    else counts.delete(key)
+    leave()
   }
 }
