@@ -72,7 +72,7 @@ function expectation(schema: SchemaLike | undefined, allowed: unknown[] | undefi
  * schema) rather than from its message text, whose content depends on NODE_ENV: the same
  * answer in development and production, always naming the field.
  */
-export function validationDetails(error: unknown, url: URL): { message: string; details: Record<string, unknown> } {
+function validationDetails(error: unknown, url: URL): { message: string; details: Record<string, unknown> } {
   const e = error as { type?: string; value?: unknown; valueError?: { path?: string; message?: string; schema?: SchemaLike } }
   let where = e.type ?? 'request'
   const path = e.valueError?.path ?? ''
