@@ -19,6 +19,10 @@ describe('the API reference, the document and GraphiQL are served by the app its
     expect(scripts[0]).toMatch(/^\/openapi\/scalar-\d+\.\d+\.\d+\.js$/)
     expect(html).not.toMatch(/https?:\/\//)
     expect(html).toContain('"url":"/openapi/json"')
+    // Without JavaScript the page still lists every operation.
+    for (const path of ['/api/saved/items', '/api/saved/inbox', '/api/saved/agent-tokens', '/api/saved/items/{id}/history', '/graphql']) {
+      expect(html).toContain(`<code>${path}</code>`)
+    }
 
     const script = await ctx.request('GET', scripts[0]!)
     expect(script.status).toBe(200)

@@ -20,7 +20,11 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&
  * Everything the page needs comes from this server: no CDN, no web fonts, no telemetry, no
  * request proxy (try-it calls this same origin), so the reference works with no network.
  */
-export function referencePage(scriptPath: string): string {
+export function referencePage(scriptPath: string, spec: Spec): string {
+  // Without JavaScript (a terminal browser, a crawler) the page still lists every operation.
+  const rows = Object.entries(spec.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) =>
+      `<tr><td><code>${esc(method.toUpperCase())}</code></td><td><code>${esc(path)}</code></td><td>${esc(String(op.summary ?? ''))}</td></tr>`))
   const config = {
     url: '/openapi/json',
     withDefaultFonts: false,
@@ -44,6 +48,9 @@ export function referencePage(scriptPath: string): string {
 <body>
 <p id="loading">Loading the API reference… The machine-readable document is at <a href="/openapi/json">/openapi/json</a>;
 GraphQL is at <a href="/graphql">/graphql</a>.</p>
+<noscript><table><thead><tr><th>Method</th><th>Path</th><th>Operation</th></tr></thead><tbody>
+${rows.join('\n')}
+</tbody></table></noscript>
 <div id="app"></div>
 <script src="${esc(scriptPath)}"></script>
 <script>
@@ -65,13 +72,14 @@ export function referenceRoutes(spec: () => Spec) {
   const load = () => {
     if (!assets) {
       const { version, script } = scalarBundle()
+      const document = spec()
       // The version is in the path, so the script can be cached for good.
       const scriptPath = `/openapi/scalar-${version}.js`
       assets = {
         scriptPath,
         script: staticAsset(script, 'text/javascript; charset=utf-8', 'public, max-age=31536000, immutable'),
-        page: staticAsset(referencePage(scriptPath), 'text/html; charset=utf-8', 'no-cache'),
-        document: staticAsset(JSON.stringify(spec()), 'application/json; charset=utf-8', 'no-cache'),
+        page: staticAsset(referencePage(scriptPath, document), 'text/html; charset=utf-8', 'no-cache'),
+        document: staticAsset(JSON.stringify(document), 'application/json; charset=utf-8', 'no-cache'),
       }
     }
     return assets
