@@ -258,6 +258,9 @@ export function completeSpec(raw: unknown, options: { publicUrl?: string } = {})
         }
       }
       const secured = Array.isArray(op.security) && op.security.length > 0
+      // Say so where no token is needed (health, signed image links, the GraphiQL page), rather
+      // than leave generators and linters to guess; GET /graphql with a query does need one.
+      if (!secured) op.security = path === '/graphql' ? [{}, { bearerAuth: [] }] : []
       for (const [status, response] of Object.entries(op.responses ?? {})) {
         const headers: JsonObject = { ...(response.headers ?? {}), 'X-Request-Id': headerRef('X-Request-Id') }
         // Limits apply per authenticated caller; a request refused at authentication has no bucket.
