@@ -6,6 +6,8 @@
 //   BENCH_DURATION=10   seconds per scenario, run as BENCH_ROUNDS=3 interleaved slices
 //   BENCH_LARGE=1000000 items in the large database (0 skips the 10k-vs-1M comparison)
 //   BENCH_WORKERS=1,2   worker counts to measure the REST list with
+//   PORT=3901           the service (the WORKERS and large-database runs use PORT+1 and PORT+2)
+//   BASELINE_PORT=3900  the bare baseline server
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir, cpus } from 'node:os'
 import { join } from 'node:path'
@@ -13,11 +15,14 @@ import { SignJWT } from 'jose'
 import { openDatabase } from '../src/db/client'
 import { migrateDatabase } from '../src/db/migrate'
 import { seedItems } from '../scripts/seed'
+import { portFromEnv } from './ports'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const LARGE = Number(process.env.BENCH_LARGE ?? 1_000_000)
 const WORKERS = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number)
+const PORT = portFromEnv('PORT', 3901)
+const BASELINE_PORT = portFromEnv('BASELINE_PORT', 3900)
 const SECRET = 'bench-secret-bench-secret-bench-secret!!'
 const USER = 'bench'
 const pin = (core: number) => (cpus().length > 1 ? ['taskset', '-c', String(core)] : [])
@@ -127,12 +132,12 @@ async function main() {
     const session = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(USER).setExpirationTime('2h').sign(new TextEncoder().encode(SECRET))
 
     // Both servers on core 0, loaded one at a time from core 1.
-    const baselineProc = Bun.spawn([...pin(0), process.execPath, 'bench/baseline.ts', small, USER, '3900'], { stdout: 'ignore', stderr: 'inherit' })
+    const baselineProc = Bun.spawn([...pin(0), process.execPath, 'bench/baseline.ts', small, USER, String(BASELINE_PORT)], { stdout: 'ignore', stderr: 'inherit' })
     procs.push(baselineProc)
-    await waitFor('http://127.0.0.1:3900/')
-    const service = await startService(small, 3901)
+    await waitFor(`http://127.0.0.1:${BASELINE_PORT}/`)
+    const service = await startService(small, PORT)
     procs.push(service)
-    const base = 'http://127.0.0.1:3901'
+    const base = `http://127.0.0.1:${PORT}`
     const agent = (await api(base, session, 'POST', '/api/saved/agent-tokens', { name: 'bench', scopes: ['read_items', 'update_workflow_status'] })).body.token
     const auth = { authorization: `Bearer ${agent}` }
 
@@ -143,7 +148,7 @@ async function main() {
     const ids = (await api(base, agent, 'GET', '/api/saved/items?limit=200')).body.items.map((i: any) => `/api/saved/items/${i.id}`)
     const gqlQuery = '{ items(first: 50) { edges { cursor node { id type status workflowStatus title summary actionNote resolutionNote tags requestedAction destinationKind destinationName claimStatus leaseExpiresAt createdAt updatedAt } } pageInfo { hasNextPage endCursor } } }'
 
-    const baselineSpec = { url: 'http://127.0.0.1:3900', paths: listPaths.map((p) => p.replace('/api/saved/items', '/items')) }
+    const baselineSpec = { url: `http://127.0.0.1:${BASELINE_PORT}`, paths: listPaths.map((p) => p.replace('/api/saved/items', '/items')) }
     const listSpec = { url: base, paths: listPaths, headers: auth }
     const [b, list, tags, inbox, single, gql] = await interleaved([
       baselineSpec,
@@ -168,9 +173,9 @@ async function main() {
     rows.push({ scenario: '(service peak RSS, 10k items)', rps: 0, p50: 0, p99: 0, rss: peakRss(service.pid) })
 
     for (const workers of WORKERS.filter((w) => w > 1)) {
-      const multi = await startService(small, 3902, workers)
+      const multi = await startService(small, PORT + 1, workers)
       procs.push(multi)
-      const [wb, r] = (await interleaved([baselineSpec, { ...listSpec, url: 'http://127.0.0.1:3902' }])) as [Result, Result]
+      const [wb, r] = (await interleaved([baselineSpec, { ...listSpec, url: `http://127.0.0.1:${PORT + 1}` }])) as [Result, Result]
       rows.push({ scenario: `REST items list, WORKERS=${workers} (unpinned)`, ...r, ratio: ratio(r.rps, wb.rps) })
       multi.kill()
       await multi.exited
@@ -178,9 +183,9 @@ async function main() {
 
     if (LARGE > 0) {
       const large = await seeded(dir, 'large.db', LARGE)
-      const big = await startService(large, 3903)
+      const big = await startService(large, PORT + 2)
       procs.push(big)
-      const bigBase = 'http://127.0.0.1:3903'
+      const bigBase = `http://127.0.0.1:${PORT + 2}`
       const bigAgent = (await api(bigBase, session, 'POST', '/api/saved/agent-tokens', { name: 'bench', scopes: ['read_items'] })).body.token
       const deep = await pagePaths(bigBase, bigAgent, '/api/saved/items?limit=50', 40)
       const [lb, small10k, r] = (await interleaved([baselineSpec, listSpec, { url: bigBase, paths: deep, headers: { authorization: `Bearer ${bigAgent}` } }])) as [Result, Result, Result]

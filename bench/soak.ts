@@ -1,6 +1,6 @@
 // The soak run (not a test): a few minutes of mixed load against one server process; every
 // interval prints RSS, throughput and latency, so a creep upward shows as a trend.
-//   npm run soak            (SOAK_MINUTES=3, SOAK_INTERVAL=20 seconds, SOAK_CONCURRENCY=32)
+//   npm run soak            (SOAK_MINUTES=3, SOAK_INTERVAL=20 seconds, SOAK_CONCURRENCY=32, PORT=3950)
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,12 +8,13 @@ import { SignJWT } from 'jose'
 import { openDatabase } from '../src/db/client'
 import { migrateDatabase } from '../src/db/migrate'
 import { seedItems } from '../scripts/seed'
+import { portFromEnv } from './ports'
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 3)
 const INTERVAL = Number(process.env.SOAK_INTERVAL ?? 20)
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 32)
 const SECRET = 'soak-secret-soak-secret-soak-secret-!!'
-const PORT = 3950
+const PORT = portFromEnv('PORT', 3950)
 
 const dir = mkdtempSync(join(tmpdir(), 'saved-soak-'))
 const file = join(dir, 'soak.db')

@@ -11,7 +11,9 @@ import { errorMapper } from './http/errors'
 import { itemRoutes } from './http/items'
 import { agentTokenRoutes } from './http/agent-tokens'
 import { fileRoutes } from './http/files'
-import { completeSpec, docsPage, openapiDocument } from './http/docs'
+import { completeSpec, generatedDocument } from './http/docs'
+import { referenceRoutes } from './http/reference'
+import { markdownNegotiation } from './http/negotiation'
 import { systemRoutes } from './http/system'
 import { corsPolicy, logRequests, observability } from './http/observability'
 import { createGraphQL, graphiqlPage } from './graphql/yoga'
@@ -97,7 +99,6 @@ export function createApp(deps: AppDeps) {
     config.rateLimitPerMinute,
     config.rateLimitStore === 'database' ? new DatabaseTokenBuckets(db, config.rateLimitPerMinute) : undefined,
   )
-  let docsHtml: string | undefined
   const yoga = createGraphQL({ deps: domain, resolveCaller, rateLimit })
   const handleGraphQL = graphqlHandler(yoga as never)
 
@@ -117,27 +118,18 @@ export function createApp(deps: AppDeps) {
       '/graphql',
       async ({ request }) =>
         request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
-          ? new Response(await graphiqlPage(), { headers: { 'content-type': 'text/html; charset=utf-8' } })
+          ? (await graphiqlPage()).respond(request)
           : handleGraphQL(request),
       { parse: 'none', detail: { hide: true } },
     )
     .use(bodyParser(config))
-    .use(openapiDocument())
+    .use(markdownNegotiation())
     .use(systemRoutes(db))
     .use(itemRoutes({ deps: domain, resolveCaller, rateLimit }))
     .use(agentTokenRoutes(domain, resolveCaller, rateLimit))
   if (images instanceof LocalImageStore) app.use(fileRoutes(images, clock))
-  let spec: unknown
-  const completedSpec = async () => (spec ??= completeSpec(await (await app.handle(new Request('http://localhost/openapi/generated.json'))).json()))
-  app.get('/openapi/json', async () => Response.json(await completedSpec()), { detail: { hide: true } })
-  app.get(
-    '/openapi',
-    async () => {
-      docsHtml ??= docsPage((await completedSpec()) as never)
-      return new Response(docsHtml, { headers: { 'content-type': 'text/html; charset=utf-8' } })
-    },
-    { detail: { hide: true } },
-  )
+  // The document is built on first request, when every route (file routes included) is registered.
+  app.use(referenceRoutes(() => completeSpec(generatedDocument(app), { publicUrl: config.publicUrl })))
   app.onStop(() => domain.changes.close())
   // Idempotency wraps the whole app: a replay is the first answer, byte for byte. `handle` is
   // what tests call and what main.ts serves.

@@ -11,6 +11,7 @@ import type { Deps } from '../domain/deps'
 import { imageLinks } from '../domain/items'
 import { itemHistories } from '../domain/workflow'
 import { graphqlSchema } from './schema'
+import { staticAsset, type StaticAsset } from '../http/static-asset'
 import type { GraphQLContext } from './builder'
 
 /** GraphQL's spelling of a domain field: the names are the same but for paging. */
@@ -59,17 +60,104 @@ export interface GraphQLDeps {
   rateLimit: CallerRateLimiter
 }
 
-let graphiql: string | undefined
+let graphiql: StaticAsset | undefined
 
-/** GraphiQL, bundled (no CDN), loaded and rendered on first use. */
-export async function graphiqlPage(): Promise<string> {
+const GRAPHIQL_QUERY = '{\n  inbox(first: 10, workflowStatus: PENDING, claimStatus: AVAILABLE) {\n    edges { node { id title requestedAction claimStatus } }\n  }\n}\n'
+
+/**
+ * GraphiQL, bundled (no CDN), built on first use, sent compressed with an ETag.
+ *
+ * Every GraphQL request needs a bearer token, GraphiQL's own schema fetch included, so the page
+ * asks for one before GraphiQL starts (kept in sessionStorage, gone with the tab) and puts it in
+ * the headers editor, where the user sees how it is sent and can change it.
+ */
+export async function graphiqlPage(): Promise<StaticAsset> {
   if (!graphiql) {
-    const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql')
-    graphiql = renderGraphiQL({
+    const { css, js, favicon, editorWorkerService, jsonWorker, graphqlWorker } = await import('@graphql-yoga/render-graphiql/graphiql')
+    const options = {
       title: 'Saved-Items Workflow API',
       endpoint: '/graphql',
-      defaultQuery: '{\n  inbox(first: 10, workflowStatus: PENDING, claimStatus: AVAILABLE) {\n    edges { node { id title requestedAction claimStatus } }\n  }\n}\n',
-    })
+      defaultQuery: GRAPHIQL_QUERY,
+      defaultEditorToolsVisibility: 'headers',
+      shouldPersistHeaders: false,
+    }
+    // `<\/script` keeps the inlined bundles from closing the script element early.
+    const inline = (value: unknown) => JSON.stringify(value).replaceAll('</', '<\\/')
+    const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>GraphiQL — ${options.title}</title>
+<link rel="icon" href="${favicon}">
+<style>${css}</style>
+<style>
+html,body{height:100%;margin:0}
+body{display:flex;flex-direction:column;font-family:system-ui,sans-serif}
+#root{flex:1;min-height:0}
+#hint{padding:.4rem .8rem;font-size:13px;background:#f3f4f6;color:#222;border-bottom:1px solid #ddd}
+#hint code{font-size:12px}
+#token-form{max-width:42rem;margin:3rem auto;padding:0 1rem;line-height:1.5;color:#222}
+#token-form input{width:100%;box-sizing:border-box;font:14px monospace;padding:.5rem;margin:.5rem 0}
+#token-form button{font-size:14px;padding:.4rem 1rem}
+</style>
+</head>
+<body class="no-focus-outline">
+<noscript>You need to enable JavaScript to run GraphiQL.</noscript>
+<form id="token-form" hidden>
+<h1>GraphiQL</h1>
+<p>Every GraphQL request needs <code>Authorization: Bearer &lt;token&gt;</code> — GraphiQL's schema fetch too.
+Paste a session JWT (in development: <code>npm run token -- &lt;user-id&gt;</code>) or a personal agent token (<code>sat_…</code>).
+It stays in this tab only (sessionStorage) and goes into GraphiQL's <b>Headers</b> editor, where you can change it.</p>
+<label for="token">Bearer token</label>
+<input id="token" name="token" autocomplete="off" spellcheck="false" placeholder="eyJhbGciOi… or sat_…" required>
+<button type="submit">Open GraphiQL</button>
+</form>
+<div id="hint" hidden>Requests carry the <code>Authorization</code> header from the <b>Headers</b> tab below
+(<code>{"Authorization": "Bearer &lt;token&gt;"}</code>). <a href="#" id="change-token">Use another token</a> ·
+<a href="/openapi">REST reference</a></div>
+<div id="root"></div>
+<script>
+function prepareBlob(workerContent) {
+  return URL.createObjectURL(new Blob([workerContent], { type: 'application/javascript' }));
+}
+const workers = {
+  editorWorkerService: prepareBlob(${inline(editorWorkerService)}),
+  json: prepareBlob(${inline(jsonWorker)}),
+  graphql: prepareBlob(${inline(graphqlWorker)}),
+};
+self['MonacoEnvironment'] = { globalAPI: false, getWorkerUrl: function (moduleId, label) { return workers[label]; } };
+${js};
+(function () {
+  const KEY = 'saved-items-graphiql-token';
+  const options = ${inline(options)};
+  const form = document.getElementById('token-form');
+  function start(token) {
+    form.hidden = true;
+    document.getElementById('hint').hidden = false;
+    YogaGraphiQL.renderYogaGraphiQL(document.getElementById('root'),
+      Object.assign({}, options, { headers: JSON.stringify({ Authorization: 'Bearer ' + token }, null, 2) }));
+  }
+  document.getElementById('change-token').addEventListener('click', function (event) {
+    event.preventDefault();
+    sessionStorage.removeItem(KEY);
+    location.reload();
+  });
+  form.addEventListener('submit', function (event) {
+    event.preventDefault();
+    const token = document.getElementById('token').value.trim().replace(/^Bearer\s+/i, '');
+    if (!token) return;
+    sessionStorage.setItem(KEY, token);
+    start(token);
+  });
+  const saved = sessionStorage.getItem(KEY);
+  if (saved) start(saved);
+  else form.hidden = false;
+})();
+</script>
+</body>
+</html>
+`
+    graphiql = staticAsset(html, 'text/html; charset=utf-8', 'no-cache')
   }
   return graphiql
 }

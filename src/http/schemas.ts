@@ -17,6 +17,11 @@ const enumOf = <const T extends readonly [string, ...string[]]>(values: T, descr
   t.Union(values.map((v) => t.Literal(v)), description ? { description } : {}) as unknown as TUnsafe<T[number]>
 const nullable = <S extends TSchema>(schema: S) => t.Union([schema, t.Null()])
 const timestamp = (description?: string) => t.String({ format: 'date-time', description })
+/**
+ * A range the DOMAIN checks (one rule, one message, every front end): documented for clients as
+ * minimum/maximum (src/http/docs.ts renames these keys), but not enforced by TypeBox.
+ */
+const range = (min: number, max: number) => ({ 'x-minimum': min, 'x-maximum': max })
 
 export const ErrorSchema = t.Object(
   {
@@ -83,7 +88,7 @@ export const HistorySchema = t.Object({
 })
 
 // The range is the domain's rule (GraphQL's `first` shares it); the query schema only coerces.
-const limitQuery = t.Integer({ description: `1 to ${LIMITS.listLimit}; default ${LIMITS.defaultListLimit}.` })
+const limitQuery = t.Integer({ ...range(1, LIMITS.listLimit), default: LIMITS.defaultListLimit, description: `1 to ${LIMITS.listLimit}; default ${LIMITS.defaultListLimit}.` })
 const formatQuery = enumOf(['json', 'md'] as const, 'json (default) or md for text/markdown.')
 
 export const ItemListQuery = t.Object({
@@ -135,8 +140,8 @@ export const PatchItemBody = t.Object(
     workflow_status: t.Optional(enumOf(WORKFLOW_STATUSES)),
     resolution_note: t.Optional(nullable(t.String())),
     claim_action: t.Optional(enumOf(['claim', 'release', 'revoke'] as const, 'revoke: the signed-in owner ends any claim and resets attempts.')),
-    lease_seconds: t.Optional(t.Integer({ description: `Only with claim_action "claim": 1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.` })),
-    retry_after_seconds: t.Optional(t.Integer({ description: `Only with claim_action "release": 1 to ${LIMITS.retryAfterSeconds}; claim next passes the item over until then.` })),
+    lease_seconds: t.Optional(t.Integer({ ...range(1, LIMITS.leaseSeconds), description: `Only with claim_action "claim": 1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.` })),
+    retry_after_seconds: t.Optional(t.Integer({ ...range(1, LIMITS.retryAfterSeconds), description: `Only with claim_action "release": 1 to ${LIMITS.retryAfterSeconds}; claim next passes the item over until then.` })),
     lease_id: t.Optional(t.String({ description: 'Fencing: apply only while the caller holds this live lease; otherwise 409 lease_lost.' })),
     corrections: t.Optional(
       t.Object(
@@ -165,8 +170,8 @@ const workFilterFields = {
 export const ClaimNextBody = t.Object(
   {
     ...workFilterFields,
-    lease_seconds: t.Optional(t.Integer({ description: `1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.` })),
-    wait_seconds: t.Optional(t.Integer({ description: `Long poll: 0 to ${LIMITS.waitSeconds}; default 0.` })),
+    lease_seconds: t.Optional(t.Integer({ ...range(1, LIMITS.leaseSeconds), description: `1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.` })),
+    wait_seconds: t.Optional(t.Integer({ ...range(0, LIMITS.waitSeconds), description: `Long poll: 0 to ${LIMITS.waitSeconds}; default 0.` })),
   },
   { additionalProperties: false },
 )

@@ -1,0 +1,2 @@
+export { default, astToString } from 'openapi-typescript'
+export { createConfig, lintFromString } from '@redocly/openapi-core'
