@@ -375,6 +375,28 @@ describe('MCP over Streamable HTTP', () => {
       expect(streamed.headers.get('content-type')).toContain('text/event-stream')
       const events = await streamed.text()
       expect(events).toContain('"tools"')
+
+      // Bodies are bounded here too, and only read once the caller is known.
+      const huge = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { pad: 'x'.repeat(2 * 1024 * 1024) } })
+      const tooLarge = await fetch(`${base}/mcp`, { ...init, body: huge, headers: { ...init.headers, authorization: `Bearer ${session}` } })
+      expect(tooLarge.status).toBe(413)
+      expect((await fetch(`${base}/mcp`, { ...init, body: huge })).status).toBe(401)
+    })
+  }, 60_000)
+
+  test('claim_next with wait_seconds answers as soon as work arrives', async () => {
+    await withServers(1, async (s) => {
+      const session = await sessionToken('mcp-wait')
+      const { client } = await mcpClient(s.bases[0]!, await agentToken(s, session, ['read_items', 'update_workflow_status']))
+      const started = Date.now()
+      const waiting = call(client, 'claim_next', { wait_seconds: 20 })
+      await Bun.sleep(300)
+      const [id] = await createItems(s, session, 1)
+      const claimed = await waiting
+      expect(claimed.structuredContent.item.id).toBe(id)
+      expect(Date.now() - started).toBeLessThan(10_000)
+      expect(refusalCode(await call(client, 'claim_next', { wait_seconds: 61 }))).toBe('invalid_request')
+      await client.close()
     })
   }, 60_000)
 })
