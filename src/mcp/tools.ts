@@ -221,7 +221,10 @@ export const TOOLS: readonly Tool[] = [
       }, signal)
       return result.item ? { item: itemJson(result.item), lease: leaseJson(result.lease) } : { item: null, lease: null }
     },
-    text: (r) => (r.item && r.lease ? `${itemLine(r.item)}\n${leaseLine(r.lease)}` : 'Nothing claimable right now.'),
+    text: (r) =>
+      r.item && r.lease
+        ? [itemLine(r.item), leaseLine(r.lease), r.item.action_note ? `action note: ${r.item.action_note}` : ''].filter(Boolean).join('\n')
+        : 'Nothing claimable right now.',
   }),
 
   tool({
