@@ -376,12 +376,21 @@ describe('MCP over Streamable HTTP', () => {
       const events = await streamed.text()
       expect(events).toContain('"tools"')
 
+      // A browser client on an allowed origin may send MCP's header and read the challenge.
+      const preflight = await fetch(`${base}/mcp`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version' },
+      })
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('mcp-protocol-version')
+      const fromBrowser = await fetch(`${base}/mcp`, { ...init, headers: { ...init.headers, origin: 'https://agent.example' } })
+      expect(fromBrowser.headers.get('access-control-expose-headers')).toContain('www-authenticate')
+
       // Bodies are bounded here too, and only read once the caller is known.
       const huge = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { pad: 'x'.repeat(2 * 1024 * 1024) } })
       const tooLarge = await fetch(`${base}/mcp`, { ...init, body: huge, headers: { ...init.headers, authorization: `Bearer ${session}` } })
       expect(tooLarge.status).toBe(413)
       expect((await fetch(`${base}/mcp`, { ...init, body: huge })).status).toBe(401)
-    })
+    }, { CORS_ORIGINS: 'https://agent.example' })
   }, 60_000)
 
   test('claim_next with wait_seconds answers as soon as work arrives', async () => {

@@ -113,7 +113,8 @@ async function executeOnce(deps: Deps, caller: Caller, tool: Tool, args: Record<
     if (reservation.kind === 'replay') {
       const structuredContent = JSON.parse(reservation.answer.body) as Record<string, unknown>
       const refused = reservation.answer.status >= 400
-      const text = refused ? `${(structuredContent.error as { code: string }).code}: replayed refusal` : tool.text(structuredContent)
+      const error = structuredContent.error as { code: string; message: string } | undefined
+      const text = refused && error ? `${error.code}: ${error.message}` : tool.text(structuredContent)
       return { structuredContent, content: [{ type: 'text', text }], isError: refused || undefined, _meta: { idempotent_replayed: true } }
     }
   } catch (error) {
