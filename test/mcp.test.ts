@@ -408,4 +408,31 @@ describe('MCP over Streamable HTTP', () => {
       await client.close()
     })
   }, 60_000)
+
+  test('a client that goes away ends its claim_next wait at once', async () => {
+    await withServers(1, async (s) => {
+      const session = await sessionToken('mcp-gone')
+      const token = await agentToken(s, session, ['read_items', 'update_workflow_status'])
+      const waitCall = (signal?: AbortSignal) =>
+        fetch(`${s.bases[0]}/mcp`, {
+          method: 'POST',
+          signal,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'claim_next', arguments: { wait_seconds: 30 } } }),
+        })
+      // Two waits fill this caller's allowance (MAX_WAITING_CLAIMS_PER_CALLER=2); both clients leave.
+      const leaving = [new AbortController(), new AbortController()]
+      const pending = leaving.map((c) => waitCall(c.signal).catch(() => null))
+      await Bun.sleep(400)
+      for (const c of leaving) c.abort()
+      await Promise.all(pending)
+      await Bun.sleep(200)
+      // Had the waits outlived their clients, this one would be refused as rate_limited for 30 s.
+      const { client } = await mcpClient(s.bases[0]!, token)
+      const after = await call(client, 'claim_next', { wait_seconds: 1 })
+      expect(after.isError).toBeFalsy()
+      expect(after.structuredContent).toEqual({ item: null, lease: null })
+      await client.close()
+    }, { MAX_WAITING_CLAIMS_PER_CALLER: '2' })
+  }, 60_000)
 })
