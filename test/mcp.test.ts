@@ -145,7 +145,13 @@ describe('MCP over Streamable HTTP', () => {
       expect((await call(c, 'inbox_list')).structuredContent.items).toHaveLength(3)
       expect(refusalCode(await call(c, 'inbox_list', { limit: 51 }))).toBe('invalid_request')
       expect(refusalCode(await call(c, 'inbox_list', { cursor: 'nope!' }))).toBe('invalid_request')
-      expect(refusalCode(await call(c, 'inbox_list', { claim_status: 'sideways' }))).toBe('invalid_request')
+      const badEnum = await call(c, 'inbox_list', { claim_status: 'sideways' })
+      expect(refusalCode(badEnum)).toBe('invalid_request')
+      expect(badEnum.structuredContent.error.message).toBe('claim_status: Expected one of all, available, claimed, mine, claimable, stuck.')
+      expect(matchesOutputSchema(full.tools, 'inbox_list', badEnum)).toBe(true)
+      // Ranges are the domain's rule, said in REST's words.
+      const badLease = await call(c, 'claim_next', { lease_seconds: 0 })
+      expect(badLease.structuredContent.error).toMatchObject({ code: 'invalid_request', message: 'lease_seconds must be a whole number from 1 to 86400.' })
       expect(refusalCode(await call(c, 'inbox_list', { surprise: 1 }))).toBe('invalid_request')
 
       // claim_next → renew → note → release → claim again → complete.

@@ -63,12 +63,15 @@ function refusalOf(error: AppError): CallToolResult {
   return refusal(error.code, message, details)
 }
 
-/** The first thing wrong with the arguments, named by its path: "lease_seconds: Expected integer". */
+/** The first thing wrong with the arguments, named by its path: "lease_seconds: Expected integer." */
 function argumentRefusal(tool: Tool, args: unknown): CallToolResult | null {
   if (Value.Check(tool.input, args)) return null
   const first = Value.Errors(tool.input, args).First()
   const where = first?.path ? first.path.replace(/^\//, '').replace(/\//g, '.') : 'arguments'
-  return refusal('invalid_request', `${where || 'arguments'}: ${first?.message ?? 'invalid'}.`, { field: where })
+  // An enum is a union of literals, which TypeBox reports as "Expected union value": name the values.
+  const values = ((first?.schema as { anyOf?: { const?: unknown }[] } | undefined)?.anyOf ?? []).map((b) => b.const)
+  const why = values.length > 0 && values.every((v) => typeof v === 'string') ? `Expected one of ${values.join(', ')}` : (first?.message ?? 'Invalid value')
+  return refusal('invalid_request', `${where}: ${why}.`, { field: where })
 }
 
 /** Same tool and arguments, key aside, in any property order → the same fingerprint. */
