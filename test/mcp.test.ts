@@ -399,6 +399,28 @@ describe('MCP over Streamable HTTP', () => {
     }, { CORS_ORIGINS: 'https://agent.example' })
   }, 60_000)
 
+  test('MCP requests draw from the caller\'s rate limit: headers, then 429 with Retry-After', async () => {
+    await withServers(1, async (s) => {
+      const session = await sessionToken('mcp-limited')
+      const list = () =>
+        fetch(`${s.bases[0]}/mcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        })
+      const first = await list()
+      expect(first.status).toBe(200)
+      expect(first.headers.get('ratelimit-limit')).toBe('3')
+      expect(first.headers.get('ratelimit-remaining')).toBe('2')
+      await list()
+      await list()
+      const refused = await list()
+      expect(refused.status).toBe(429)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect(((await refused.json()) as any).error.code).toBe('rate_limited')
+    }, { RATE_LIMIT_PER_MINUTE: '3' })
+  }, 60_000)
+
   test('claim_next with wait_seconds answers as soon as work arrives', async () => {
     await withServers(1, async (s) => {
       const session = await sessionToken('mcp-wait')
