@@ -21,6 +21,7 @@ import { systemClock, type Clock, type Deps } from './domain/deps'
 import { ChangeFollower } from './domain/change-follower'
 import { withIdempotency } from './http/idempotency'
 import { graphqlHandler } from './graphql/http'
+import { mcpRoutes } from './mcp/http'
 
 export interface AppDeps {
   config: Config
@@ -122,6 +123,8 @@ export function createApp(deps: AppDeps) {
           : handleGraphQL(request),
       { parse: 'none', detail: { hide: true } },
     )
+    // MCP reads its own body too (the SDK's transport), so it is mounted before the parser as well.
+    .use(mcpRoutes({ deps: domain, resolveCaller, rateLimit, maxBodyBytes: config.limits.jsonBodyBytes }))
     .use(bodyParser(config))
     .use(markdownNegotiation())
     .use(systemRoutes(db))

@@ -33,6 +33,11 @@ export function claimantOf(caller: Caller): Claimant {
     : { kind: 'agent_token', id: caller.tokenId, name: caller.tokenName }
 }
 
+/** The scopes a caller holds: a signed-in user holds every scope. */
+export function scopesOf(caller: Caller): readonly AgentTokenScope[] {
+  return caller.kind === 'user' ? AGENT_TOKEN_SCOPES : caller.scopes
+}
+
 /** Scope rule (CONTRACT 1): a missing scope is 403 insufficient_scope (each front end adds its challenge). */
 export function requireScope(caller: Caller, scope: AgentTokenScope): void {
   if (caller.kind === 'user' || caller.scopes.includes(scope)) return

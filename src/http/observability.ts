@@ -48,8 +48,10 @@ export function corsPolicy(origins: string[]) {
   return cors({
     origin: origins.includes('*') ? true : origins,
     methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['authorization', 'content-type', 'x-request-id'],
-    exposeHeaders: ['x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
+    // mcp-protocol-version: browser MCP clients send it on every /mcp request after the first.
+    allowedHeaders: ['authorization', 'content-type', 'x-request-id', 'mcp-protocol-version'],
+    // www-authenticate: browser MCP clients read the 401 challenge to find the RFC 9728 metadata.
+    exposeHeaders: ['x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'www-authenticate'],
     credentials: false,
     maxAge: 600,
   })

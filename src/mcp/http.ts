@@ -1,0 +1,91 @@
+import { Elysia } from 'elysia'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import type { CallerResolver } from '../auth/caller'
+import { rateHeaders, type CallerRateLimiter, type RateDecision } from '../auth/rate-limit'
+import { AGENT_TOKEN_SCOPES, type Caller } from '../domain/caller'
+import type { Deps } from '../domain/deps'
+import { AppError } from '../errors'
+import { appErrorResponse } from '../http/errors'
+import { createMcpServer } from './server'
+
+export interface McpRouteDeps {
+  deps: Deps
+  resolveCaller: CallerResolver
+  rateLimit: CallerRateLimiter
+  /** CONTRACT 10: every body is bounded, this one too. */
+  maxBodyBytes: number
+}
+
+const METADATA_PATH = '/.well-known/oauth-protected-resource'
+
+/** RFC 9728: where a client learns how to get a token for `resource` (bearer in the header, these scopes). */
+const resourceMetadata = (request: Request, path: string) => {
+  const origin = new URL(request.url).origin
+  return Response.json({
+    resource: `${origin}${path}`,
+    bearer_methods_supported: ['header'],
+    scopes_supported: AGENT_TOKEN_SCOPES,
+    resource_name: 'Saved-Items Workflow API',
+  })
+}
+
+/** REST's error answer, plus RFC 9728's pointer to the metadata in a 401 challenge. */
+function refuse(error: AppError, request: Request): Response {
+  const response = appErrorResponse(error)
+  const challenge = response.headers.get('www-authenticate')
+  if (error.status === 401 && challenge) {
+    response.headers.set('www-authenticate', `${challenge}, resource_metadata="${new URL(request.url).origin}${METADATA_PATH}/mcp"`)
+  }
+  return response
+}
+
+/** JSON unless the client lists SSE first: every MCP client accepts both, JSON is simpler to proxy and log. */
+const prefersSse = (accept: string | null) => (accept ?? '').split(',')[0]!.trim().toLowerCase().startsWith('text/event-stream')
+
+/**
+ * `/mcp`, stateless Streamable HTTP (CONTRACT 9): each POST authenticates, builds a server for
+ * its caller, answers and forgets it, so any request can land on any process. There is no
+ * session to resume, so GET (a standalone event stream) and DELETE (ending a session) are 405.
+ */
+export function mcpRoutes({ deps, resolveCaller, rateLimit, maxBodyBytes }: McpRouteDeps) {
+  async function handle(request: Request): Promise<Response> {
+    let caller: Caller
+    let decision: RateDecision | null
+    try {
+      caller = await resolveCaller(request.headers.get('authorization'))
+      decision = await rateLimit(caller)
+    } catch (error) {
+      if (error instanceof AppError) return refuse(error, request)
+      throw error
+    }
+    if (request.method !== 'POST') {
+      return Response.json(
+        { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; send POST.' }, id: null },
+        { status: 405, headers: { allow: 'POST' } },
+      )
+    }
+    const server = createMcpServer(deps, caller)
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !prefersSse(request.headers.get('accept')),
+      maxRequestBodySize: maxBodyBytes,
+    })
+    await server.connect(transport)
+    // A client that goes away cancels its calls (a claim_next wait ends at once).
+    const close = () => void server.close()
+    request.signal.addEventListener('abort', close, { once: true })
+    const response = await transport.handleRequest(request)
+    // A JSON answer is complete here; an event stream closes itself after its last response.
+    if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      request.signal.removeEventListener('abort', close)
+      close()
+    }
+    if (decision) for (const [name, value] of Object.entries(rateHeaders(decision))) response.headers.set(name, value)
+    return response
+  }
+
+  return new Elysia()
+    .all('/mcp', ({ request }) => handle(request), { parse: 'none', detail: { hide: true } })
+    .get(METADATA_PATH, ({ request }) => resourceMetadata(request, ''), { detail: { hide: true } })
+    .get(`${METADATA_PATH}/mcp`, ({ request }) => resourceMetadata(request, '/mcp'), { detail: { hide: true } })
+}
