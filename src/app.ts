@@ -82,7 +82,7 @@ export function createApp(deps: AppDeps) {
   const yoga = createGraphQL({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl, logger })
   const handleGraphQL = graphqlHandler(yoga as never)
 
-  const app = new Elysia({ normalize: false })
+  const app = new Elysia({ normalize: false, handler: { standardHostname: false } })
     .use(observability(logger))
     .use(corsPolicy(config.corsOrigins))
     .use(errorMapper(logger))

@@ -3,6 +3,7 @@ import { openDatabase } from './db/client'
 import { migrateDatabase } from './db/migrate'
 import { createApp } from './app'
 import { createLogger } from './logger'
+import { envelope } from './errors'
 
 function configOrExit(): Config {
   try {
@@ -34,6 +35,13 @@ async function main() {
     hostname: config.host,
     reusePort: config.workers > 1,
     maxRequestBodySize: config.limits.uploadBytes + 1024 * 1024,
+    // Never Bun's development error page (source and absolute paths), whatever NODE_ENV says.
+    development: false,
+    // Anything that escapes the app's own error mapper: one log line and the envelope, no stack.
+    error(error) {
+      logger.error('unhandled error', { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) })
+      return Response.json(envelope('internal', 'Something went wrong on our side.'), { status: 500 })
+    },
   })
 
   if (!process.env.SAVED_WORKER || process.env.SAVED_WORKER === '1') {
