@@ -106,6 +106,16 @@ function persistedSecret(dataDir: string, file: string): Uint8Array {
   return new TextEncoder().encode(secret)
 }
 
+/**
+ * `DATABASE_URL` as it may be logged: without `user:pass@` and without the value of any query
+ * parameter that can carry a credential (`authToken`, `token`, `password`, `key`, `secret`…).
+ */
+export function redactDatabaseUrl(raw: string): string {
+  return raw
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1')
+    .replace(/([?&][^=&#]*(?:token|password|pass|pwd|secret|key|auth|credential)[^=&#]*=)[^&#]*/gi, '$1[redacted]')
+}
+
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const
 
 /** Parses the environment once. Nothing else in the program reads `process.env`. */

@@ -1,4 +1,4 @@
-import { loadConfig, ConfigError, type Config } from './config'
+import { loadConfig, ConfigError, redactDatabaseUrl, type Config } from './config'
 import { openDatabase } from './db/client'
 import { migrateDatabase } from './db/migrate'
 import { createApp } from './app'
@@ -20,9 +20,18 @@ function configOrExit(): Config {
 async function main() {
   const config = configOrExit()
   const logger = createLogger(config.logLevel)
-  const db = await openDatabase(config.database)
-  // Migrate once, before any worker starts, so workers never race on the schema.
-  await migrateDatabase(db)
+  let db: Awaited<ReturnType<typeof openDatabase>>
+  try {
+    db = await openDatabase(config.database)
+    // Migrate once, before any worker starts, so workers never race on the schema.
+    await migrateDatabase(db)
+  } catch (error) {
+    // One line, and never the URL's credentials (a driver may quote the URL in its message).
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
+    const message = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
+    console.error(`Database error: ${redactDatabaseUrl(config.database.url)}: ${message.split('\n')[0]!.split(config.database.url).join('[DATABASE_URL]')}`)
+    process.exit(1)
+  }
 
   if (config.workers > 1 && !process.env.SAVED_WORKER) {
     db.$client.close()
@@ -51,7 +60,7 @@ async function main() {
       openapi: `${base}/openapi`,
       graphql: `${base}/graphql`,
       workers: config.workers,
-      database: config.database.url.replace(/\/\/[^@]*@/, '//'),
+      database: redactDatabaseUrl(config.database.url),
       token_help: config.jwtSource === 'dev-file' ? 'npm run token -- <user-id> prints a session JWT' : undefined,
     })
   }
