@@ -1,7 +1,7 @@
 // Prints a session JWT for a user id, signed with the configured (or development) secret.
 // Usage: npm run token -- <user-id> [--days N]
 import { SignJWT } from 'jose'
-import { loadConfig } from '../src/config'
+import { loadConfig, prepareDataDir } from '../src/config'
 
 const [userId, flag, value] = process.argv.slice(2)
 if (!userId || userId.startsWith('-')) {
@@ -9,6 +9,7 @@ if (!userId || userId.startsWith('-')) {
   process.exit(2)
 }
 const days = flag === '--days' ? Number(value) : 30
+prepareDataDir()
 const config = loadConfig()
 if (config.jwt.kind !== 'secret') {
   console.error('JWT_JWKS_URL is set: session tokens come from your identity provider, not from this script.')

@@ -1,4 +1,4 @@
-import { mkdirSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 
@@ -93,17 +93,69 @@ function databaseUrl(raw: string): string {
   throw new ConfigError('DATABASE_URL', `must be :memory:, file:<path>, libsql://, https:// or wss:// — got "${raw}"`)
 }
 
+/** Owner-only modes for everything under the data directory (secrets, database, images). */
+export const PRIVATE_DIR_MODE = 0o700
+export const PRIVATE_FILE_MODE = 0o600
+
+const DEV_JWT_SECRET_FILE = 'dev-jwt-secret'
+const URL_SIGNING_SECRET_FILE = 'url-signing-secret'
+
+const isProduction = (env: Env) => (env.NODE_ENV ?? '').trim().toLowerCase() === 'production'
+const dataDirOf = (env: Env) => env.DATA_DIR || './data'
+
+/** Creates `dir` (and parents) owner-only; chmod after, because mkdir's mode is cut by the umask only downwards. */
+export function makePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE })
+  chmodSync(dir, PRIVATE_DIR_MODE)
+}
+
 /**
- * A secret kept under the data directory, created on first use. Used for the development JWT
- * secret and the URL-signing key when none is configured, so restarts keep issued links valid.
+ * The only start-up step that writes files: the data directory (0700) and, where the environment
+ * leaves them to us, the development JWT secret and the URL-signing secret (0600, 32 random
+ * bytes). Called by main.ts, the token script and the test helper before `loadConfig`, which only
+ * reads. Existing files are left as they are; `loadConfig` judges them.
  */
-function persistedSecret(dataDir: string, file: string): Uint8Array {
+export function prepareDataDir(env: Env = process.env): void {
+  const dataDir = dataDirOf(env)
+  const needsDevJwt = !env.JWT_SECRET && !env.JWT_JWKS_URL && !isProduction(env)
+  const needsSigningKey = !env.URL_SIGNING_SECRET && !!env.JWT_JWKS_URL && !env.JWT_SECRET
+  // Local images live there too; with S3 and configured secrets the directory is not needed.
+  const usesDataDir = !env.S3_BUCKET || needsDevJwt || needsSigningKey
+  if (!usesDataDir) return
+  try {
+    makePrivateDir(dataDir)
+    for (const [needed, file] of [[needsDevJwt, DEV_JWT_SECRET_FILE], [needsSigningKey, URL_SIGNING_SECRET_FILE]] as const) {
+      const path = join(dataDir, file)
+      if (!needed || existsSync(path)) continue
+      try {
+        // 'wx': never overwrite a secret another process wrote a moment ago.
+        writeFileSync(path, randomBytes(32).toString('base64url') + '\n', { mode: PRIVATE_FILE_MODE, flag: 'wx' })
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      }
+    }
+  } catch (error) {
+    throw new ConfigError('DATA_DIR', `cannot prepare ${dataDir}: ${(error as Error).message.split('\n')[0]}`)
+  }
+}
+
+/**
+ * A secret kept under the data directory. Refused when missing, shorter than 32 bytes (a 1-byte
+ * file would make every JWT forgeable) or open to group or others (anyone on the host could read
+ * it and mint sessions). The error names the variable that would replace the file.
+ */
+function persistedSecret(dataDir: string, file: string, variable: string): Uint8Array {
   const path = join(dataDir, file)
-  if (existsSync(path)) return new TextEncoder().encode(readFileSync(path, 'utf8').trim())
-  mkdirSync(dataDir, { recursive: true })
-  const secret = randomBytes(32).toString('base64url')
-  writeFileSync(path, secret + '\n', { mode: 0o600 })
-  return new TextEncoder().encode(secret)
+  if (!existsSync(path)) {
+    throw new ConfigError(variable, `is not set and ${path} does not exist (npm start creates it; or set ${variable})`)
+  }
+  const mode = statSync(path).mode
+  if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+    throw new ConfigError(variable, `is not set and ${path} is readable by group or others (mode ${(mode & 0o777).toString(8)}; chmod 600 it)`)
+  }
+  const secret = new TextEncoder().encode(readFileSync(path, 'utf8').trim())
+  if (secret.byteLength < 32) throw new ConfigError(variable, `is not set and ${path} holds fewer than 32 bytes`)
+  return secret
 }
 
 /**
@@ -118,10 +170,14 @@ export function redactDatabaseUrl(raw: string): string {
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const
 
-/** Parses the environment once. Nothing else in the program reads `process.env`. */
+/**
+ * Parses the environment once. Nothing else in the program reads `process.env`. Pure apart from
+ * reading the secret files `prepareDataDir` made: it never writes.
+ */
 export function loadConfig(env: Env = process.env): Config {
-  const production = env.NODE_ENV === 'production'
-  const dataDir = env.DATA_DIR || './data'
+  // `Production` is production too: a typo must not silently mean development mode.
+  const production = isProduction(env)
+  const dataDir = dataDirOf(env)
   const port = int(env, 'PORT', 3000, 0, 65535)
   const host = env.HOST || '0.0.0.0'
 
@@ -154,7 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
   } else if (production) {
     throw new ConfigError('JWT_SECRET', 'is required in production (or set JWT_JWKS_URL)')
   } else {
-    jwt = { kind: 'secret', secret: persistedSecret(dataDir, 'dev-jwt-secret'), issuer, audience }
+    jwt = { kind: 'secret', secret: persistedSecret(dataDir, DEV_JWT_SECRET_FILE, 'JWT_SECRET'), issuer, audience }
     jwtSource = 'dev-file'
   }
 
@@ -166,7 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Derive from the JWT secret so a configured deployment needs one secret, not two.
     urlSigningKey = new Uint8Array(new Bun.CryptoHasher('sha256', jwt.secret).update('image-url-signing').digest())
   } else {
-    urlSigningKey = persistedSecret(dataDir, 'url-signing-secret')
+    urlSigningKey = persistedSecret(dataDir, URL_SIGNING_SECRET_FILE, 'URL_SIGNING_SECRET')
   }
 
   const s3: S3Config | undefined = env.S3_BUCKET

@@ -1,4 +1,4 @@
-import { loadConfig, ConfigError, redactDatabaseUrl, type Config } from './config'
+import { loadConfig, prepareDataDir, ConfigError, redactDatabaseUrl, type Config } from './config'
 import { openDatabase } from './db/client'
 import { migrateDatabase } from './db/migrate'
 import { createApp } from './app'
@@ -7,6 +7,7 @@ import { envelope } from './errors'
 
 function configOrExit(): Config {
   try {
+    prepareDataDir()
     return loadConfig()
   } catch (error) {
     if (error instanceof ConfigError) {

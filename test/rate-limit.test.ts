@@ -52,8 +52,8 @@ describe('rate limiting per caller', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(6)
     const refused = results.find((r) => r.status === 429)!
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
-    expect(loadConfig({ DATA_DIR: first.dir, WORKERS: '2' }).rateLimitStore).toBe('database')
-    expect(loadConfig({ DATA_DIR: first.dir }).rateLimitStore).toBe('memory')
+    expect(loadConfig({ JWT_SECRET, DATA_DIR: first.dir, WORKERS: '2' }).rateLimitStore).toBe('database')
+    expect(loadConfig({ JWT_SECRET, DATA_DIR: first.dir }).rateLimitStore).toBe('memory')
   })
 
   test('RATE_LIMIT_PER_MINUTE=0 turns limiting off', async () => {

@@ -1,7 +1,7 @@
 import { createClient, type Client, type InArgs } from '@libsql/client'
 import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql'
 import NativeDatabase from 'libsql'
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import * as tables from './tables'
 
@@ -63,7 +63,13 @@ function cachedReader(path: string) {
  */
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   const path = localPath(options.url)
-  if (path) mkdirSync(dirname(path), { recursive: true })
+  if (path) {
+    // Owner-only: a directory we create is 0700, the database file 0600 (SQLite gives its -wal
+    // and -shm files the database file's mode). chmod after creating, since the umask applies.
+    if (mkdirSync(dirname(path), { recursive: true, mode: 0o700 }) !== undefined) chmodSync(dirname(path), 0o700)
+    closeSync(openSync(path, 'a', 0o600))
+    chmodSync(path, 0o600)
+  }
   const client = createClient({
     url: options.url,
     authToken: options.authToken,

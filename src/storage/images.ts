@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Config } from '../config'
@@ -54,8 +54,9 @@ export class LocalImageStore implements ImageStore {
   }
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
-    await mkdir(this.dir, { recursive: true })
-    await writeFile(join(this.dir, key), bytes)
+    // Owner-only (0700 / 0600), like the database: images are the users' private data.
+    if ((await mkdir(this.dir, { recursive: true, mode: 0o700 })) !== undefined) await chmod(this.dir, 0o700)
+    await writeFile(join(this.dir, key), bytes, { mode: 0o600 })
   }
 
   path(key: string): string {
