@@ -3,9 +3,15 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 
 /** Session JWT verification: a shared HS256 secret, or the public keys of an identity provider. */
-export type JwtConfig =
-  | { kind: 'secret'; secret: Uint8Array; issuer?: string; audience?: string }
-  | { kind: 'jwks'; url: URL; issuer?: string; audience?: string }
+export type JwtConfig = (
+  | { kind: 'secret'; secret: Uint8Array }
+  | { kind: 'jwks'; url: URL }
+) & {
+  issuer?: string
+  audience?: string
+  /** Longest accepted lifetime of a session JWT (`exp - iat`, and `exp - now`), seconds. */
+  maxAgeSeconds: number
+}
 
 export interface S3Config {
   bucket: string
@@ -193,24 +199,30 @@ export function loadConfig(env: Env = process.env): Config {
 
   const issuer = env.JWT_ISSUER || undefined
   const audience = env.JWT_AUDIENCE || undefined
+  // 30 days: the token script's default lifetime; an IdP's sessions are usually far shorter.
+  const maxAgeSeconds = int(env, 'JWT_MAX_AGE_SECONDS', 30 * 86400, 60, 366 * 86400)
   let jwt: JwtConfig
   let jwtSource: Config['jwtSource']
   const jwksUrl = url(env, 'JWT_JWKS_URL', ['https:', 'http:'])
+  // Plain HTTP lets anyone on the path swap the keys and mint sessions.
+  if (jwksUrl && production && jwksUrl.protocol !== 'https:') {
+    throw new ConfigError('JWT_JWKS_URL', 'must use https in production')
+  }
   if (env.JWT_SECRET && jwksUrl) {
     throw new ConfigError('JWT_SECRET', 'set either JWT_SECRET or JWT_JWKS_URL, not both')
   }
   if (env.JWT_SECRET) {
     const secret = new TextEncoder().encode(env.JWT_SECRET)
     if (secret.byteLength < 32) throw new ConfigError('JWT_SECRET', 'must be at least 32 bytes for HS256')
-    jwt = { kind: 'secret', secret, issuer, audience }
+    jwt = { kind: 'secret', secret, issuer, audience, maxAgeSeconds }
     jwtSource = 'env'
   } else if (jwksUrl) {
-    jwt = { kind: 'jwks', url: jwksUrl, issuer, audience }
+    jwt = { kind: 'jwks', url: jwksUrl, issuer, audience, maxAgeSeconds }
     jwtSource = 'jwks'
   } else if (production) {
     throw new ConfigError('JWT_SECRET', 'is required in production (or set JWT_JWKS_URL)')
   } else {
-    jwt = { kind: 'secret', secret: persistedSecret(dataDir, DEV_JWT_SECRET_FILE, 'JWT_SECRET'), issuer, audience }
+    jwt = { kind: 'secret', secret: persistedSecret(dataDir, DEV_JWT_SECRET_FILE, 'JWT_SECRET'), issuer, audience, maxAgeSeconds }
     jwtSource = 'dev-file'
   }
 

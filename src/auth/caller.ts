@@ -42,7 +42,9 @@ export function createCallerResolver(db: Db, verifySession: SessionVerifier): Ca
     if (!result.ok) {
       throw result.reason === 'expired'
         ? unauthorized('The session token has expired.', 'token expired')
-        : unauthorized('The session token is invalid.', 'invalid token')
+        : result.reason === 'too_long'
+          ? unauthorized('The session token lives longer than this server accepts (JWT_MAX_AGE_SECONDS).', 'token lifetime too long')
+          : unauthorized('The session token is invalid.', 'invalid token')
     }
     // A user is known from the first valid JWT that names them; remembered to avoid a write per request.
     if (!knownUsers.has(result.userId)) {
