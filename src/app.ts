@@ -5,7 +5,8 @@ import { AppError, invalid } from './errors'
 import { createLogger, type Logger } from './logger'
 import { createSessionVerifier } from './auth/jwt'
 import { createCallerResolver } from './auth/caller'
-import { createRateLimiter, DatabaseTokenBuckets } from './auth/rate-limit'
+import { createRateLimiter, DatabaseTokenBuckets, limitAuthFailures } from './auth/rate-limit'
+import { clientAddress } from './http/auth'
 import { createImageStore, LocalImageStore, type ImageStore } from './storage/images'
 import { errorMapper } from './http/errors'
 import { itemRoutes } from './http/items'
@@ -73,11 +74,13 @@ export function createApp(deps: AppDeps) {
   const { config, db } = deps
   const logger = deps.logger ?? createLogger(config.logLevel)
   const images = deps.images ?? createImageStore(config)
-  const resolveCaller = createCallerResolver(db, createSessionVerifier(config.jwt))
-  const rateLimit = createRateLimiter(
-    config.rateLimitPerMinute,
-    config.rateLimitStore === 'database' ? new DatabaseTokenBuckets(db, config.rateLimitPerMinute) : undefined,
+  const shared = config.rateLimitStore === 'database'
+  const resolveCaller = limitAuthFailures(
+    createCallerResolver(db, createSessionVerifier(config.jwt)),
+    config.authFailuresPerMinute,
+    shared ? new DatabaseTokenBuckets(db, config.authFailuresPerMinute) : undefined,
   )
+  const rateLimit = createRateLimiter(config.rateLimitPerMinute, shared ? new DatabaseTokenBuckets(db, config.rateLimitPerMinute) : undefined)
   let docsHtml: string | undefined
   const yoga = createGraphQL({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl, logger })
   const handleGraphQL = graphqlHandler(yoga as never)
@@ -96,10 +99,10 @@ export function createApp(deps: AppDeps) {
     // JSON body parser, which would otherwise consume the stream despite `parse: 'none'`.
     .all(
       '/graphql',
-      async ({ request }) =>
+      async ({ request, server }) =>
         request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
           ? new Response(await graphiqlPage(), { headers: { 'content-type': 'text/html; charset=utf-8' } })
-          : handleGraphQL(request),
+          : handleGraphQL(request, clientAddress(server, request)),
       { parse: 'none', detail: { hide: true } },
     )
     .use(bodyParser(config))

@@ -37,6 +37,8 @@ export interface Config {
   signedUrlTtlSeconds: number
   s3?: S3Config
   rateLimitPerMinute: number
+  /** Failed authentications allowed per client address and minute; 0 = unlimited. */
+  authFailuresPerMinute: number
   /** Where rate-limit buckets live: this process, or the database (shared by WORKERS). */
   rateLimitStore: 'memory' | 'database'
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
@@ -253,6 +255,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (rateLimitStore !== 'memory' && rateLimitStore !== 'database') {
     throw new ConfigError('RATE_LIMIT_STORE', `must be memory or database, got "${env.RATE_LIMIT_STORE}"`)
   }
+  if (rateLimitStore === 'memory' && workers > 1) {
+    throw new ConfigError('RATE_LIMIT_STORE', `memory gives each of the ${workers} WORKERS its own buckets (${workers}× the limit); use database`)
+  }
+  const rateLimitPerMinute = int(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000)
 
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel']
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -281,7 +287,9 @@ export function loadConfig(env: Env = process.env): Config {
     urlSigningKey,
     signedUrlTtlSeconds: int(env, 'SIGNED_URL_TTL_SECONDS', 900, 1, 7 * 24 * 3600),
     s3,
-    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+    rateLimitPerMinute,
+    // RATE_LIMIT_PER_MINUTE=0 turns every limit off (benchmarks, trusted networks).
+    authFailuresPerMinute: rateLimitPerMinute === 0 ? 0 : int(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),
     rateLimitStore,
     logLevel,
     publicUrl: url(env, 'PUBLIC_URL', ['https:', 'http:'])?.origin,

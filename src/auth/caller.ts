@@ -16,7 +16,8 @@ function unauthorized(message: string, description?: string): AppError {
   })
 }
 
-export type CallerResolver = (authorization: string | null | undefined) => Promise<Caller>
+/** `client` is the caller's network address (for the failed-authentication limit), when known. */
+export type CallerResolver = (authorization: string | null | undefined, client?: string) => Promise<Caller>
 
 /**
  * The one place a bearer header becomes a caller (CONTRACT 1): `sat_…` is an agent token,

@@ -1,4 +1,4 @@
-import { Kind, type DocumentNode } from 'graphql'
+import { GraphQLError, Kind, type DocumentNode } from 'graphql'
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga'
 
 type Yoga = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>
@@ -15,10 +15,11 @@ const PLAIN_JSON_ACCEPT = /^(\*\/\*|application\/json(;\s*charset=utf-8)?)$/i
  * refuses the caller — is handed to `yoga.fetch` unchanged, so every edge keeps Yoga's behaviour.
  */
 export function graphqlHandler(yoga: Yoga) {
-  const viaYoga = (request: Request, body?: string) =>
-    yoga.fetch(body === undefined ? request : new Request(request.url, { method: request.method, headers: request.headers, body }))
+  return async (request: Request, clientAddress?: string): Promise<Response> => {
+    // The client's address rides in Yoga's server context, for the failed-authentication limit.
+    const viaYoga = (request: Request, body?: string) =>
+      yoga.fetch(body === undefined ? request : new Request(request.url, { method: request.method, headers: request.headers, body }), { clientAddress })
 
-  return async (request: Request): Promise<Response> => {
     const accept = request.headers.get('accept')
     if (
       request.method !== 'POST' ||
@@ -45,7 +46,7 @@ export function graphqlHandler(yoga: Yoga) {
       return viaYoga(request, text)
     }
 
-    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({ request, params } as never)
+    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({ request, params, clientAddress } as never)
     let document: DocumentNode
     try {
       document = parse(query)
@@ -68,8 +69,12 @@ export function graphqlHandler(yoga: Yoga) {
     let contextValue: unknown
     try {
       contextValue = await contextFactory()
-    } catch {
-      // Authentication, rate limit: Yoga answers with the status and challenge those carry.
+    } catch (error) {
+      // Authentication, rate limit: answered here with the status and challenge they carry, as
+      // Yoga would; running the context again through Yoga would count a failure or draw twice.
+      if (error instanceof GraphQLError && error.extensions.http) {
+        return processRegularResult({ errors: [error] } as never, { Response } as never, 'application/json') as Response
+      }
       return viaYoga(request, text)
     }
     const result = await execute({ schema, document, contextValue, variableValues: (variables ?? undefined) as never, operationName: operationName as string | undefined })

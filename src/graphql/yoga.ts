@@ -11,6 +11,7 @@ import { imageLinks, type ItemDeps } from '../domain/items'
 import { itemHistories } from '../domain/workflow'
 import type { Logger } from '../logger'
 import { graphqlSchema } from './schema'
+import { rateLimitDraws } from './cost'
 import type { GraphQLContext } from './builder'
 
 /** One mapping from our coded errors to GraphQL errors; anything else is masked. */
@@ -70,7 +71,8 @@ export function createGraphQL(deps: GraphQLDeps) {
     },
   })
 
-  return createYoga<{ caller?: Caller }>({
+  // `clientAddress` comes from the HTTP layer (src/graphql/http.ts) for the failed-auth limit.
+  return createYoga<{ clientAddress?: string }>({
     schema: graphqlSchema(),
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -79,10 +81,11 @@ export function createGraphQL(deps: GraphQLDeps) {
     // GraphiQL is served by `graphiqlPage` so its multi-megabyte bundle loads only when asked for.
     graphiql: false,
     logging: false,
-    context: async ({ request }) => {
+    context: async ({ request, params, clientAddress }) => {
       try {
-        const caller = await deps.resolveCaller(request.headers.get('authorization'))
-        await deps.rateLimit(caller)
+        const caller = await deps.resolveCaller(request.headers.get('authorization'), clientAddress)
+        // All draws up front, all-or-nothing: a request over budget applies none of its mutations.
+        await deps.rateLimit(caller, rateLimitDraws(params))
         return contextFor(request, caller)
       } catch (error) {
         throw error instanceof AppError ? toGraphQLError(error) : error
