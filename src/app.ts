@@ -7,6 +7,10 @@ import { createSessionVerifier } from './auth/jwt'
 import { createCallerResolver } from './auth/caller'
 import { createRateLimiter, DatabaseTokenBuckets, limitAuthFailures } from './auth/rate-limit'
 import { clientAddress } from './http/auth'
+import { readBody } from './http/body'
+import { routableUrl } from './http/observability'
+import type { CallerResolver } from './auth/caller'
+import type { Caller } from './domain/caller'
 import { createImageStore, LocalImageStore, type ImageStore } from './storage/images'
 import { errorMapper } from './http/errors'
 import { itemRoutes } from './http/items'
@@ -26,31 +30,34 @@ export interface AppDeps {
 }
 
 /**
- * Reads JSON bodies ourselves: a size limit that also holds for chunked bodies, strict UTF-8,
- * and a 415 for content types no route accepts. Multipart is left to the item upload route.
+ * Reads bodies ourselves: a size limit that also holds for chunked bodies, a deadline for bodies
+ * that trickle in, strict UTF-8, and a 415 for content types no route accepts. Every route that
+ * takes a body is under /api/ and needs a caller, so `authenticate` runs first: no body is read
+ * or parsed for a caller who would get a 401 (CONTRACT 10).
  */
-function bodyParser(config: Config) {
+function bodyParser(config: Config, authenticate: (request: Request) => Promise<unknown>) {
+  const { jsonBodyBytes, uploadBytes, bodyTimeoutMs } = config.limits
   return new Elysia().onParse({ as: 'global' }, async ({ request, contentType }) => {
+    await authenticate(request)
     const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase()
     if (type === 'multipart/form-data') {
+      // The image plus a little room for the text fields; the domain checks the image itself.
+      const bytes = await readBody(request, uploadBytes + 64 * 1024, bodyTimeoutMs)
       try {
-        return await request.formData()
+        return await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': request.headers.get('content-type')! } }).formData()
       } catch {
         throw invalid('The multipart body could not be parsed.')
       }
     }
     if (type === '') {
       // No content type: fine for a body-less DELETE; anything with bytes must say what it is.
-      if ((await request.arrayBuffer()).byteLength === 0) return {}
+      if ((await readBody(request, jsonBodyBytes, bodyTimeoutMs)).byteLength === 0) return {}
       throw new AppError('unsupported_media_type', 'Send the body as application/json.')
     }
     if (type !== 'application/json' && !type.endsWith('+json')) {
       throw new AppError('unsupported_media_type', 'Send the body as application/json.')
     }
-    const bytes = await request.arrayBuffer()
-    if (bytes.byteLength > config.limits.jsonBodyBytes) {
-      throw new AppError('payload_too_large', `JSON bodies are limited to ${config.limits.jsonBodyBytes} bytes.`)
-    }
+    const bytes = await readBody(request, jsonBodyBytes, bodyTimeoutMs)
     let text: string
     try {
       text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
@@ -75,15 +82,28 @@ export function createApp(deps: AppDeps) {
   const logger = deps.logger ?? createLogger(config.logLevel)
   const images = deps.images ?? createImageStore(config)
   const shared = config.rateLimitStore === 'database'
-  const resolveCaller = limitAuthFailures(
+  const verifyCaller = limitAuthFailures(
     createCallerResolver(db, createSessionVerifier(config.jwt)),
     config.authFailuresPerMinute,
     shared ? new DatabaseTokenBuckets(db, config.authFailuresPerMinute) : undefined,
   )
+  // One resolution per request: the body parser authenticates before reading, the route's
+  // authentication step (and GraphQL) reuse the answer rather than verify twice.
+  const callers = new WeakMap<Request, Promise<Caller>>()
+  const resolveCaller: CallerResolver = (authorization, client, request) => {
+    if (!request) return verifyCaller(authorization, client)
+    let caller = callers.get(request)
+    if (!caller) callers.set(request, (caller = verifyCaller(authorization, client)))
+    return caller
+  }
+  const authenticateApiRequest = async (request: Request) => {
+    if (!(routableUrl(request)?.pathname ?? '').startsWith('/api/')) return
+    await resolveCaller(request.headers.get('authorization'), clientAddress(app.server, request), request)
+  }
   const rateLimit = createRateLimiter(config.rateLimitPerMinute, shared ? new DatabaseTokenBuckets(db, config.rateLimitPerMinute) : undefined)
   let docsHtml: string | undefined
   const yoga = createGraphQL({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl, logger })
-  const handleGraphQL = graphqlHandler(yoga as never)
+  const handleGraphQL = graphqlHandler(yoga as never, { resolveCaller, maxBodyBytes: config.limits.jsonBodyBytes, bodyTimeoutMs: config.limits.bodyTimeoutMs })
 
   const app = new Elysia({ normalize: false, handler: { standardHostname: false } })
     .use(observability(logger))
@@ -105,7 +125,7 @@ export function createApp(deps: AppDeps) {
           : handleGraphQL(request, clientAddress(server, request)),
       { parse: 'none', detail: { hide: true } },
     )
-    .use(bodyParser(config))
+    .use(bodyParser(config, authenticateApiRequest))
     .use(openapiDocument())
     .use(systemRoutes(db))
     .use(itemRoutes({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl }))

@@ -48,6 +48,8 @@ export interface Config {
   limits: {
     jsonBodyBytes: number
     uploadBytes: number
+    /** A whole request body must arrive within this (slowly trickled bodies are cut off). */
+    bodyTimeoutMs: number
   }
 }
 
@@ -297,6 +299,7 @@ export function loadConfig(env: Env = process.env): Config {
     limits: {
       jsonBodyBytes: int(env, 'MAX_JSON_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
       uploadBytes: int(env, 'MAX_UPLOAD_BYTES', 10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+      bodyTimeoutMs: int(env, 'BODY_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     },
   })
 }

@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   claim_conflict: { status: 409, graphql: 'CLAIM_CONFLICT' },
   invalid_transition: { status: 409, graphql: 'INVALID_TRANSITION' },
   token_limit_reached: { status: 409, graphql: 'BAD_USER_INPUT' },
+  request_timeout: { status: 408, graphql: 'BAD_USER_INPUT' },
   payload_too_large: { status: 413, graphql: 'BAD_USER_INPUT' },
   unsupported_media_type: { status: 415, graphql: 'BAD_USER_INPUT' },
   rate_limited: { status: 429, graphql: 'RATE_LIMITED' },

@@ -45,6 +45,9 @@ async function main() {
     hostname: config.host,
     reusePort: config.workers > 1,
     maxRequestBodySize: config.limits.uploadBytes + 1024 * 1024,
+    // Seconds a connection may stay silent (slowloris holding sockets open). A body that keeps
+    // trickling is cut off by BODY_TIMEOUT_SECONDS in the body reader (src/http/body.ts).
+    idleTimeout: 30,
     // Never Bun's development error page (source and absolute paths), whatever NODE_ENV says.
     development: false,
     // Anything that escapes the app's own error mapper: one log line and the envelope, no stack.

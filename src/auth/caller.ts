@@ -16,8 +16,11 @@ function unauthorized(message: string, description?: string): AppError {
   })
 }
 
-/** `client` is the caller's network address (for the failed-authentication limit), when known. */
-export type CallerResolver = (authorization: string | null | undefined, client?: string) => Promise<Caller>
+/**
+ * `client` is the caller's network address (for the failed-authentication limit), when known;
+ * `request` lets the app resolve each request once however many steps ask.
+ */
+export type CallerResolver = (authorization: string | null | undefined, client?: string, request?: Request) => Promise<Caller>
 
 /**
  * The one place a bearer header becomes a caller (CONTRACT 1): `sat_…` is an agent token,

@@ -1,5 +1,8 @@
 import { GraphQLError, Kind, type DocumentNode } from 'graphql'
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga'
+import { AppError, ERROR_CODES } from '../errors'
+import type { CallerResolver } from '../auth/caller'
+import { readBody } from '../http/body'
 
 type Yoga = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>
 
@@ -14,21 +17,52 @@ const PLAIN_JSON_ACCEPT = /^(\*\/\*|application\/json(;\s*charset=utf-8)?)$/i
  * Accept headers, documents that fail to parse or validate, several operations, a context that
  * refuses the caller — is handed to `yoga.fetch` unchanged, so every edge keeps Yoga's behaviour.
  */
-export function graphqlHandler(yoga: Yoga) {
+/** A refusal before GraphQL runs, in GraphQL's shape: `{ errors: [{ message, extensions: { code, reason } }] }`. */
+export function graphqlRefusal(error: AppError): Response {
+  const body = { errors: [{ message: error.message, extensions: { code: ERROR_CODES[error.code].graphql, reason: error.code } }] }
+  return new Response(JSON.stringify(body), {
+    status: error.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...error.headers },
+  })
+}
+
+export interface GraphQLHttpOptions {
+  resolveCaller: CallerResolver
+  maxBodyBytes: number
+  bodyTimeoutMs: number
+}
+
+/**
+ * Before Yoga sees a request: the caller is authenticated from the header (401/429 without
+ * reading a byte of the body), a POST must be `application/json` (415: the CORS-safelisted
+ * types — urlencoded, multipart, text/plain — would let any web page send mutations), and the
+ * body is read under the JSON size limit and deadline (413/408), chunked or not.
+ */
+export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
   return async (request: Request, clientAddress?: string): Promise<Response> => {
-    // The client's address rides in Yoga's server context, for the failed-authentication limit.
+    let caller: unknown
+    let text: string | undefined
+    try {
+      caller = await options.resolveCaller(request.headers.get('authorization'), clientAddress, request)
+      if (request.method === 'POST') {
+        const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+        if (type !== 'application/json') {
+          throw new AppError('unsupported_media_type', 'Send GraphQL requests as application/json.')
+        }
+        text = new TextDecoder().decode(await readBody(request, options.maxBodyBytes, options.bodyTimeoutMs))
+      }
+    } catch (error) {
+      if (error instanceof AppError) return graphqlRefusal(error)
+      throw error
+    }
+    // The caller and the client's address ride in Yoga's server context (src/graphql/yoga.ts).
+    const serverContext = { clientAddress, caller }
     const viaYoga = (request: Request, body?: string) =>
-      yoga.fetch(body === undefined ? request : new Request(request.url, { method: request.method, headers: request.headers, body }), { clientAddress })
+      yoga.fetch(body === undefined ? request : new Request(request.url, { method: request.method, headers: request.headers, body }), serverContext)
+    if (text === undefined) return viaYoga(request)
 
     const accept = request.headers.get('accept')
-    if (
-      request.method !== 'POST' ||
-      !(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/json') ||
-      (accept !== null && !PLAIN_JSON_ACCEPT.test(accept.trim()))
-    ) {
-      return viaYoga(request)
-    }
-    const text = await request.text()
+    if (accept !== null && !PLAIN_JSON_ACCEPT.test(accept.trim())) return viaYoga(request, text)
     let params: { query?: unknown; variables?: unknown; operationName?: unknown; extensions?: unknown }
     try {
       params = JSON.parse(text)
@@ -46,7 +80,7 @@ export function graphqlHandler(yoga: Yoga) {
       return viaYoga(request, text)
     }
 
-    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({ request, params, clientAddress } as never)
+    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({ request, params, ...serverContext } as never)
     let document: DocumentNode
     try {
       document = parse(query)

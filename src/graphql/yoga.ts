@@ -71,8 +71,9 @@ export function createGraphQL(deps: GraphQLDeps) {
     },
   })
 
-  // `clientAddress` comes from the HTTP layer (src/graphql/http.ts) for the failed-auth limit.
-  return createYoga<{ clientAddress?: string }>({
+  // The HTTP layer (src/graphql/http.ts) authenticates before reading the body and hands the
+  // caller over; `clientAddress` is for the failed-authentication limit.
+  return createYoga<{ clientAddress?: string; caller?: Caller }>({
     schema: graphqlSchema(),
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -81,9 +82,9 @@ export function createGraphQL(deps: GraphQLDeps) {
     // GraphiQL is served by `graphiqlPage` so its multi-megabyte bundle loads only when asked for.
     graphiql: false,
     logging: false,
-    context: async ({ request, params, clientAddress }) => {
+    context: async ({ request, params, clientAddress, caller: authenticated }) => {
       try {
-        const caller = await deps.resolveCaller(request.headers.get('authorization'), clientAddress)
+        const caller = authenticated ?? (await deps.resolveCaller(request.headers.get('authorization'), clientAddress))
         // All draws up front, all-or-nothing: a request over budget applies none of its mutations.
         await deps.rateLimit(caller, rateLimitDraws(params))
         return contextFor(request, caller)

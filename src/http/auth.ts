@@ -17,7 +17,7 @@ export function clientAddress(server: Pick<Server<unknown>, 'requestIP'> | null 
  */
 export const authentication = (resolveCaller: CallerResolver, limit: CallerRateLimiter) =>
   new Elysia().derive({ as: 'scoped' }, async ({ headers, set, server, request }) => {
-    const caller = await resolveCaller(headers.authorization, clientAddress(server, request))
+    const caller = await resolveCaller(headers.authorization, clientAddress(server, request), request)
     const decision = await limit(caller)
     if (decision) Object.assign(set.headers, rateHeaders(decision))
     return { caller }

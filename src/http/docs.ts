@@ -57,9 +57,13 @@ export function completeSpec(spec: Spec): Spec {
       if (ok?.content && op.parameters?.some((p) => p.name === 'format' && p.in === 'query')) {
         ok.content['text/markdown'] = { schema: { type: 'string', description: 'With format=md: a readable Markdown document.' } }
       }
+      // Every body is read under a deadline (BODY_TIMEOUT_SECONDS); src/app.ts's body parser.
+      if (op.requestBody && op.responses && !op.responses['408']) {
+        op.responses['408'] = { description: 'The body did not arrive in time (request_timeout)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }
+      }
     }
   }
-  const graphqlError = { description: 'GraphQL errors carry extensions.code (UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, CLAIM_CONFLICT, INVALID_TRANSITION, BAD_USER_INPUT).' }
+  const graphqlError = { description: 'GraphQL errors carry extensions.code (UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, CLAIM_CONFLICT, INVALID_TRANSITION, BAD_USER_INPUT, RATE_LIMITED) and extensions.reason (the REST error code).' }
   const graphqlResult = {
     description: 'A GraphQL result: { data, errors }. The schema is in schema/schema.graphql.',
     content: { 'application/json': { schema: { type: 'object', properties: { data: {}, errors: { type: 'array', items: { type: 'object' } } } } } },
@@ -75,7 +79,7 @@ export function completeSpec(spec: Spec): Spec {
           required: true,
           content: { 'application/json': { schema: { type: 'object', required: ['query'], properties: { query: { type: 'string' }, variables: { type: 'object' }, operationName: { type: 'string' } } } } },
         },
-        responses: { 200: graphqlResult, 400: graphqlError, 401: graphqlError, 429: graphqlError, 500: graphqlError },
+        responses: { 200: graphqlResult, 400: graphqlError, 401: graphqlError, 408: graphqlError, 413: graphqlError, 415: graphqlError, 429: graphqlError, 500: graphqlError },
       },
       get: {
         summary: 'GraphiQL in a browser (Accept: text/html), or a query in the query string',

@@ -48,7 +48,8 @@ export function observability(logger: Logger) {
       set.headers['x-content-type-options'] = 'nosniff'
       set.headers['x-frame-options'] = 'DENY'
       set.headers['referrer-policy'] = 'no-referrer'
-      if (!url || path.startsWith('/api/')) set.headers['cache-control'] = 'no-store'
+      // /graphql too: its answers hold the same data, and createAgentToken's holds a secret.
+      if (!url || path.startsWith('/api/') || path === '/graphql') set.headers['cache-control'] = 'no-store'
       if (!url) {
         // Answered before routing: a request we cannot place must not reach any route. Elysia
         // runs no after-response hook for an answer from onRequest, so it is logged here.
