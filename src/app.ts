@@ -102,7 +102,7 @@ export function createApp(deps: AppDeps) {
   }
   const rateLimit = createRateLimiter(config.rateLimitPerMinute, shared ? new DatabaseTokenBuckets(db, config.rateLimitPerMinute) : undefined)
   let docsHtml: string | undefined
-  const yoga = createGraphQL({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl, logger })
+  const yoga = createGraphQL({ db, images, resolveCaller, rateLimit, maxUploadBytes: config.limits.uploadBytes, publicUrl: config.publicUrl, logger, introspection: config.graphqlIntrospection })
   const handleGraphQL = graphqlHandler(yoga as never, { resolveCaller, maxBodyBytes: config.limits.jsonBodyBytes, bodyTimeoutMs: config.limits.bodyTimeoutMs })
 
   const app = new Elysia({ normalize: false, handler: { standardHostname: false } })
@@ -120,7 +120,7 @@ export function createApp(deps: AppDeps) {
     .all(
       '/graphql',
       async ({ request, server }) =>
-        request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
+        config.graphiql && request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
           ? new Response(await graphiqlPage(), { headers: { 'content-type': 'text/html; charset=utf-8' } })
           : handleGraphQL(request, clientAddress(server, request)),
       { parse: 'none', detail: { hide: true } },

@@ -45,6 +45,9 @@ export interface Config {
   /** Public origin used in signed image links (e.g. https://api.example.com); default: the request's origin. */
   publicUrl?: string
   corsOrigins: string[]
+  /** GraphQL introspection (`__schema`, `__type`) and the GraphiQL page; default on in development only. */
+  graphqlIntrospection: boolean
+  graphiql: boolean
   limits: {
     jsonBodyBytes: number
     uploadBytes: number
@@ -72,6 +75,14 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   const n = Number(raw)
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`)
   return n
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase()
+  if (raw === '') return fallback
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true
+  if (['false', '0', 'no', 'off'].includes(raw)) return false
+  throw new ConfigError(name, `must be true or false, got "${env[name]}"`)
 }
 
 function url(env: Env, name: string, protocols: string[]): URL | undefined {
@@ -296,6 +307,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     publicUrl: url(env, 'PUBLIC_URL', ['https:', 'http:'])?.origin,
     corsOrigins,
+    graphqlIntrospection: bool(env, 'GRAPHQL_INTROSPECTION', !production),
+    graphiql: bool(env, 'GRAPHIQL', !production),
     limits: {
       jsonBodyBytes: int(env, 'MAX_JSON_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
       uploadBytes: int(env, 'MAX_UPLOAD_BYTES', 10 * 1024 * 1024, 1024, 512 * 1024 * 1024),

@@ -1,4 +1,5 @@
 import { builder } from './builder'
+import { refuseUnsafeTokenName } from '../auth/tokens'
 import { AgentTokenScopeEnum } from './enums'
 import { createAgentToken, listAgentTokens, revokeAgentToken, type AgentTokenView } from '../domain/agent-tokens'
 
@@ -42,6 +43,8 @@ builder.mutationFields((t) => ({
     type: CreatedAgentTokenRef,
     args: { input: t.arg({ type: CreateAgentTokenInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
+      // Belongs in the domain's name check (src/domain/agent-tokens.ts); kept here until then.
+      refuseUnsafeTokenName(input.name)
       const { token, ...agentToken } = await createAgentToken(ctx.deps.db, ctx.caller, {
         name: input.name,
         scopes: input.scopes,

@@ -1,5 +1,5 @@
 import { createYoga, type Plugin } from 'graphql-yoga'
-import { GraphQLError } from 'graphql'
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationRule } from 'graphql'
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor'
 import { useGraphQlJit } from '@envelop/graphql-jit'
 import DataLoader from 'dataloader'
@@ -13,6 +13,15 @@ import type { Logger } from '../logger'
 import { graphqlSchema } from './schema'
 import { rateLimitDraws } from './cost'
 import type { GraphQLContext } from './builder'
+
+/** An operation whose root type the schema lacks (today: any subscription) is a validation error. */
+const knownRootOperationTypes: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    if (!context.getSchema().getRootType(node.operation)) {
+      context.reportError(new GraphQLError(`This API has no ${node.operation} operations.`, { nodes: node, extensions: { code: 'BAD_USER_INPUT' } }))
+    }
+  },
+})
 
 /** One mapping from our coded errors to GraphQL errors; anything else is masked. */
 export function toGraphQLError(error: AppError): GraphQLError {
@@ -36,6 +45,8 @@ export interface GraphQLDeps extends ItemDeps {
   maxUploadBytes: number
   publicUrl?: string
   logger: Logger
+  /** Allow `__schema` / `__type` (GRAPHQL_INTROSPECTION); the SDL is published in schema/ anyway. */
+  introspection?: boolean
 }
 
 let graphiql: string | undefined
@@ -102,6 +113,14 @@ export function createGraphQL(deps: GraphQLDeps) {
       },
     },
     plugins: [
+      // graphql-js 16 lets `subscription { … }` through validation on a schema without that root
+      // type, and the executor then crashes (a masked 500 and a stack in the log).
+      {
+        onValidate: ({ addValidationRule }) => {
+          addValidationRule(knownRootOperationTypes)
+          if (deps.introspection === false) addValidationRule(NoSchemaIntrospectionCustomRule)
+        },
+      } as Plugin,
       // Compiles each validated document once into a specialised executor (measured in bench/).
       useGraphQlJit() as Plugin,
       EnvelopArmorPlugin({
