@@ -1,7 +1,7 @@
 // Loads a realistic demo set for one user.
 //   npm run seed -- <user-id>                 about 50 items, every type, status, action and tag pattern
 //   npm run seed -- <user-id> --count 100000  a large set for the benchmark (rows written in bulk)
-import { loadConfig, prepareDataDir } from '../src/config'
+import { loadConfig, prepareDataDir, redactDatabaseUrl } from '../src/config'
 import { openDatabase, type Db } from '../src/db/client'
 import { migrateDatabase } from '../src/db/migrate'
 import { newId } from '../src/domain/ids'
@@ -84,6 +84,6 @@ if (import.meta.main) {
   await migrateDatabase(db)
   const started = performance.now()
   await seedItems(db, { userId, count })
-  console.log(`seeded ${count} items for ${userId} into ${config.database.url} in ${Math.round(performance.now() - started)} ms`)
+  console.log(`seeded ${count} items for ${userId} into ${redactDatabaseUrl(config.database.url)} in ${Math.round(performance.now() - started)} ms`)
   db.$client.close()
 }
