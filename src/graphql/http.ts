@@ -8,15 +8,6 @@ type Yoga = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>
 
 const PLAIN_JSON_ACCEPT = /^(\*\/\*|application\/json(;\s*charset=utf-8)?)$/i
 
-/**
- * The HTTP side of /graphql. The common request — a POST of one JSON operation by an agent or a
- * front end — runs through Yoga's own envelop (the same parser and validation caches,
- * graphql-armor rules, context factory, graphql-jit executor and error masking) and Yoga's own
- * result processor, skipping only its generic request/response adapter, which cost a third of
- * a 50-item page (bench/). Anything else — GET, GraphiQL, batches, other content types or
- * Accept headers, documents that fail to parse or validate, several operations, a context that
- * refuses the caller — is handed to `yoga.fetch` unchanged, so every edge keeps Yoga's behaviour.
- */
 /** A refusal before GraphQL runs, in GraphQL's shape: `{ errors: [{ message, extensions: { code, reason } }] }`. */
 export function graphqlRefusal(error: AppError): Response {
   const body = { errors: [{ message: error.message, extensions: { code: ERROR_CODES[error.code].graphql, reason: error.code } }] }
@@ -33,10 +24,18 @@ export interface GraphQLHttpOptions {
 }
 
 /**
- * Before Yoga sees a request: the caller is authenticated from the header (401/429 without
- * reading a byte of the body), a POST must be `application/json` (415: the CORS-safelisted
- * types — urlencoded, multipart, text/plain — would let any web page send mutations), and the
- * body is read under the JSON size limit and deadline (413/408), chunked or not.
+ * The HTTP side of /graphql. The common request — a POST of one JSON operation by an agent or a
+ * front end — runs through Yoga's own envelop (the same parser and validation caches,
+ * graphql-armor rules, context factory, graphql-jit executor and error masking) and Yoga's own
+ * result processor, skipping only its generic request/response adapter, which cost a third of
+ * a 50-item page (bench/). Anything else — GET, batches, other Accept headers, documents that
+ * fail to parse or validate, several operations — is handed to `yoga.fetch` unchanged, so every
+ * edge keeps Yoga's behaviour.
+ *
+ * Before either path, the caller is authenticated from the header (401/429 without reading a
+ * byte of the body), a POST must be `application/json` (415: the CORS-safelisted types —
+ * urlencoded, multipart, text/plain — would let any web page send mutations), and the body is
+ * read under the JSON size limit and deadline (413/408), chunked or not.
  */
 export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
   return async (request: Request, clientAddress?: string): Promise<Response> => {
