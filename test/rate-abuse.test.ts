@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { setup, sessionToken, agentToken, expectEnvelope, JWT_SECRET } from './helpers'
 import { loadConfig, ConfigError } from '../src/config'
 import { startServer } from './server'
+import { addressKey } from '../src/http/auth'
 
 const procs: { kill(signal?: number): void }[] = []
 const dirs: string[] = []
@@ -128,5 +129,29 @@ describe('failed authentication, limited per client address (issue 15 row 11)', 
     }
     expect(error).toBeInstanceOf(ConfigError)
     expect((error as ConfigError).variable).toBe('RATE_LIMIT_STORE')
+  })
+})
+
+describe('client address keys', () => {
+  test('IPv6 addresses are keyed by their /64, IPv4 and IPv4-mapped addresses as they are', () => {
+    expect(addressKey('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64')
+    expect(addressKey('2001:db8:1:2::99')).toBe('2001:db8:1:2::/64')
+    expect(addressKey('2001:DB8::1')).toBe('2001:db8:0:0::/64')
+    expect(addressKey('::1')).toBe('0:0:0:0::/64')
+    expect(addressKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64')
+    expect(addressKey('::ffff:10.0.0.7')).toBe('10.0.0.7')
+    expect(addressKey('192.168.1.20')).toBe('192.168.1.20')
+  })
+
+  test('with RATE_LIMIT_STORE=database, failures counted by one worker block the address on another after its first failure there', async () => {
+    const first = await setup({ AUTH_FAILURES_PER_MINUTE: '3', RATE_LIMIT_STORE: 'database' })
+    const second = await setup({ AUTH_FAILURES_PER_MINUTE: '3', RATE_LIMIT_STORE: 'database', DATABASE_URL: `file:${first.dir}/test.db` })
+    const bad = { token: BAD_AGENT_TOKEN }
+    for (let i = 0; i < 3; i++) expect((await first.request('GET', '/api/saved/items', bad)).status).toBe(401)
+    expect((await first.request('GET', '/api/saved/items', bad)).status).toBe(429)
+    // The second worker verifies once (and counts it), then refuses.
+    expect((await second.request('GET', '/api/saved/items', bad)).status).toBe(401)
+    expect((await second.request('GET', '/api/saved/items', bad)).status).toBe(429)
+    expect((await second.request('GET', '/api/saved/items', { token: await sessionToken('alice') })).status).toBe(429)
   })
 })

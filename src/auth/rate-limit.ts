@@ -148,18 +148,33 @@ export const UNKNOWN_CLIENT = 'unknown'
  * Failed authentication, limited per client address: once an address has spent its budget of
  * failures, its requests are refused with 429 before any credential is verified, so guessing
  * costs no lookups. Successes draw nothing. `0` disables.
+ *
+ * Only addresses that failed in this process within the last minute are looked up in the store,
+ * so a clean client costs nothing extra even when the buckets live in the database; an address
+ * failing on another worker is caught here after its first failure here.
  */
 export function limitAuthFailures(resolve: CallerResolver, perMinute: number, store: RateLimitStore = new MemoryTokenBuckets(perMinute)): CallerResolver {
   if (perMinute === 0) return resolve
-  return async (authorization, client = UNKNOWN_CLIENT) => {
+  const recentFailures = new Map<string, number>()
+  return async (authorization, client = UNKNOWN_CLIENT, request) => {
     const key = `auth-failure:${client}`
-    const budget = await store.peek(key, Date.now())
-    if (!budget.allowed) throw refused(budget, 'Too many failed authentication attempts from this address')
+    const failedAt = recentFailures.get(client)
+    if (failedAt !== undefined && Date.now() - failedAt < 60_000) {
+      const budget = await store.peek(key, Date.now())
+      if (!budget.allowed) throw refused(budget, 'Too many failed authentication attempts from this address')
+    }
     try {
-      return await resolve(authorization, client)
+      return await resolve(authorization, client, request)
     } catch (error) {
       // A missing header guesses nothing; a presented credential that fails does.
-      if (authorization && error instanceof AppError && error.code === 'unauthorized') await store.take(key, Date.now())
+      if (authorization && error instanceof AppError && error.code === 'unauthorized') {
+        const now = Date.now()
+        if (recentFailures.size > 100_000) {
+          for (const [address, at] of recentFailures) if (now - at >= 60_000) recentFailures.delete(address)
+        }
+        recentFailures.set(client, now)
+        await store.take(key, now)
+      }
       throw error
     }
   }
