@@ -29,6 +29,10 @@ describe('Host header (issue 15 rows 5 and 6)', () => {
       'GET /health HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n',
       'GET /health HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n',
       'GET /health HTTP/1.1\r\nHost: [::1\r\nConnection: close\r\n\r\n',
+      // Hosts that would make the parsed path differ from the routed one.
+      'GET /health HTTP/1.1\r\nHost: a?x\r\nConnection: close\r\n\r\n',
+      'GET /health HTTP/1.1\r\nHost: a#x\r\nConnection: close\r\n\r\n',
+      'GET /health HTTP/1.1\r\nHost: u@a\r\nConnection: close\r\n\r\n',
       'GET /api/saved/items HTTP/1.0\r\n\r\n',
     ]
     for (const bytes of requests) {

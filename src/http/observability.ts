@@ -16,10 +16,14 @@ const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,251}[A-Za-z0-9_])?\.?|\[[0-9A-
  * which let a 1–3 character Host route `/<junk>/api/saved/…` to the real route).
  */
 export function routableUrl(request: Request): URL | null {
+  const raw = request.url
+  if (!raw.startsWith('http://')) return null
+  // The authority exactly as Elysia will skip it: everything up to the first '/'. A Host such as
+  // `a?x` or `a#x` would otherwise make the parsed URL's path differ from the routed one.
+  const pathStart = raw.indexOf('/', 7)
+  if (pathStart === -1 || !HOST.test(raw.slice(7, pathStart))) return null
   try {
-    const url = new URL(request.url)
-    if (url.protocol !== 'http:' || !request.url.startsWith('http://') || !HOST.test(url.host)) return null
-    return url
+    return new URL(raw)
   } catch {
     return null
   }
