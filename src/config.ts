@@ -272,6 +272,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('RATE_LIMIT_STORE', `memory gives each of the ${workers} WORKERS its own buckets (${workers}× the limit); use database`)
   }
   const rateLimitPerMinute = int(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000)
+  const authFailuresPerMinute = int(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000)
 
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel']
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -302,7 +303,7 @@ export function loadConfig(env: Env = process.env): Config {
     s3,
     rateLimitPerMinute,
     // RATE_LIMIT_PER_MINUTE=0 turns every limit off (benchmarks, trusted networks).
-    authFailuresPerMinute: rateLimitPerMinute === 0 ? 0 : int(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),
+    authFailuresPerMinute: rateLimitPerMinute === 0 ? 0 : authFailuresPerMinute,
     rateLimitStore,
     logLevel,
     publicUrl: url(env, 'PUBLIC_URL', ['https:', 'http:'])?.origin,
