@@ -99,6 +99,40 @@ describe('bodies: bounded, and never read before authentication (issue 15 row 1)
     }
   })
 
+  test('a real server cuts off a body trickled a byte at a time (slowloris) after BODY_TIMEOUT_SECONDS', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'saved-slow-'))
+    dirs.push(dir)
+    const { proc, port } = await startServer({ DATA_DIR: dir, DATABASE_URL: `file:${dir}/s.db`, JWT_SECRET, BODY_TIMEOUT_SECONDS: '2' })
+    procs.push(proc)
+    const session = await sessionToken('alice')
+    const started = Date.now()
+    let drip: ReturnType<typeof setInterval> | undefined
+    const answer = await new Promise<string>((resolve, reject) => {
+      let data = ''
+      void Bun.connect({
+        hostname: '127.0.0.1',
+        port,
+        socket: {
+          open: (s) => {
+            s.write(`POST /graphql HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${session}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`)
+            // One byte every 300 ms: never idle long enough for an idle timeout.
+            drip = setInterval(() => s.write(' '), 300)
+          },
+          data: (s, chunk) => {
+            data += new TextDecoder().decode(chunk)
+            if (data.includes('\r\n\r\n')) (s.end(), resolve(data))
+          },
+          close: () => resolve(data),
+          error: (_s, e) => reject(e),
+        },
+      })
+      setTimeout(() => resolve(data), 8000)
+    })
+    clearInterval(drip)
+    expect(answer).toStartWith('HTTP/1.1 408')
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+
   test('a body that trickles in longer than BODY_TIMEOUT_SECONDS is refused with 408', async () => {
     const ctx = await setup({ BODY_TIMEOUT_SECONDS: '1' })
     const session = await sessionToken('alice')
