@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 
@@ -114,24 +115,14 @@ function databaseUrl(raw: string): string {
   throw new ConfigError('DATABASE_URL', `must be :memory:, file:<path>, libsql://, https:// or wss:// — got "${raw}"`)
 }
 
-/** Owner-only modes for everything under the data directory (secrets, database, images). */
-export const PRIVATE_DIR_MODE = 0o700
-export const PRIVATE_FILE_MODE = 0o600
-
 const DEV_JWT_SECRET_FILE = 'dev-jwt-secret'
 const URL_SIGNING_SECRET_FILE = 'url-signing-secret'
 
 const isProduction = (env: Env) => (env.NODE_ENV ?? '').trim().toLowerCase() === 'production'
 const dataDirOf = (env: Env) => env.DATA_DIR || './data'
 
-/** Creates `dir` (and parents) owner-only; chmod after, because mkdir's mode is cut by the umask only downwards. */
-export function makePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE })
-  chmodSync(dir, PRIVATE_DIR_MODE)
-}
-
 /**
- * The only start-up step that writes files: the data directory (0700) and, where the environment
+ * The only start-up step that writes files: the data directory (0700 when it creates it) and, where the environment
  * leaves them to us, the development JWT secret and the URL-signing secret (0600, 32 random
  * bytes). Called by main.ts, the token script and the test helper before `loadConfig`, which only
  * reads. Existing files are left as they are; `loadConfig` judges them.

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig, prepareDataDir, ConfigError } from '../src/config'
@@ -49,6 +49,16 @@ describe('files on disk are owner-only (issue 15 row 10)', () => {
     expect(mode(join(root, 'jwks'))).toBe(0o700)
     expect(mode(join(root, 'jwks', 'url-signing-secret'))).toBe(0o600)
     expect(loadConfig({ DATA_DIR: join(root, 'dev') }).jwtSource).toBe('dev-file')
+
+    // Every level it creates is 0700; a directory that already exists (maybe shared) is left alone.
+    const shared = join(root, 'shared')
+    mkdirSync(shared, { mode: 0o755 })
+    chmodSync(shared, 0o755)
+    await withOpenUmask(() => prepareDataDir({ DATA_DIR: join(shared, 'a', 'b') }))
+    expect(mode(shared)).toBe(0o755)
+    expect(mode(join(shared, 'a'))).toBe(0o700)
+    expect(mode(join(shared, 'a', 'b'))).toBe(0o700)
+    expect(mode(join(shared, 'a', 'b', 'dev-jwt-secret'))).toBe(0o600)
   })
 
   test('under umask 000: the database directory 0700, database file and its WAL 0600, images 0700 / 0600', async () => {

@@ -1,5 +1,6 @@
 import { createClient } from '@libsql/client'
 import { chmodSync, existsSync, renameSync, rmSync, statSync } from 'node:fs'
+import { PRIVATE_FILE_MODE } from '../private-files'
 import { resolve } from 'node:path'
 import type { DatabaseOptions } from './client'
 
@@ -30,7 +31,7 @@ export async function backupDatabase(options: DatabaseOptions, target: string): 
   } finally {
     source.close()
   }
-  chmodSync(partial, 0o600)
+  chmodSync(partial, PRIVATE_FILE_MODE)
   const copy = createClient({ url: `file:${partial}` })
   try {
     const check = await copy.execute('PRAGMA integrity_check')

@@ -1,4 +1,5 @@
-import { chmod, mkdir, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
+import { makePrivateDirAsync, PRIVATE_FILE_MODE } from '../private-files'
 import { join } from 'node:path'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Config } from '../config'
@@ -55,8 +56,8 @@ export class LocalImageStore implements ImageStore {
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
     // Owner-only (0700 / 0600), like the database: images are the users' private data.
-    if ((await mkdir(this.dir, { recursive: true, mode: 0o700 })) !== undefined) await chmod(this.dir, 0o700)
-    await writeFile(join(this.dir, key), bytes, { mode: 0o600 })
+    await makePrivateDirAsync(this.dir)
+    await writeFile(join(this.dir, key), bytes, { mode: PRIVATE_FILE_MODE })
   }
 
   path(key: string): string {
