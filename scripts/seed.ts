@@ -1,7 +1,7 @@
 // Loads a realistic demo set for one user.
 //   npm run seed -- <user-id>                 about 50 items, every type, status, action and tag pattern
 //   npm run seed -- <user-id> --count 100000  a large set for the benchmark (rows written in bulk)
-import { loadConfig } from '../src/config'
+import { loadConfig, prepareDataDir, redactDatabaseUrl } from '../src/config'
 import { openDatabase, type Db } from '../src/db/client'
 import { migrateDatabase } from '../src/db/migrate'
 import { newId } from '../src/domain/ids'
@@ -78,11 +78,12 @@ if (import.meta.main) {
     console.error('usage: npm run seed -- <user-id> [--count N]')
     process.exit(2)
   }
+  prepareDataDir()
   const config = loadConfig()
   const db = await openDatabase(config.database)
   await migrateDatabase(db)
   const started = performance.now()
   await seedItems(db, { userId, count })
-  console.log(`seeded ${count} items for ${userId} into ${config.database.url} in ${Math.round(performance.now() - started)} ms`)
+  console.log(`seeded ${count} items for ${userId} into ${redactDatabaseUrl(config.database.url)} in ${Math.round(performance.now() - started)} ms`)
   db.$client.close()
 }

@@ -2,7 +2,7 @@
 // Usage: npm run token -- <user-id> [--days N]
 import { parseArgs } from 'node:util'
 import { SignJWT } from 'jose'
-import { ConfigError, loadConfig } from '../src/config'
+import { ConfigError, loadConfig, prepareDataDir } from '../src/config'
 
 const USAGE = 'usage: npm run token -- <user-id> [--days N]  (N: whole days, 1 to 365; default 30)'
 const MAX_DAYS = 365
@@ -38,6 +38,7 @@ const days = Number(daysText)
 
 let config: ReturnType<typeof loadConfig>
 try {
+  prepareDataDir()
   config = loadConfig()
 } catch (error) {
   if (error instanceof ConfigError) refuse(`configuration error: ${error.message}`)
@@ -45,6 +46,10 @@ try {
 }
 if (config.jwt.kind !== 'secret') {
   console.error('JWT_JWKS_URL is set: session tokens come from your identity provider, not from this script.')
+  process.exit(2)
+}
+if (!Number.isFinite(days) || days <= 0 || days * 86400 > config.jwt.maxAgeSeconds) {
+  console.error(`--days must be more than 0 and at most JWT_MAX_AGE_SECONDS (${config.jwt.maxAgeSeconds / 86400} days)`)
   process.exit(2)
 }
 let jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject(userId).setIssuedAt().setExpirationTime(`${days}d`)

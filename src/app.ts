@@ -5,7 +5,12 @@ import { AppError, invalid } from './errors'
 import { createLogger, type Logger } from './logger'
 import { createSessionVerifier } from './auth/jwt'
 import { createCallerResolver } from './auth/caller'
-import { createRateLimiter, DatabaseTokenBuckets } from './auth/rate-limit'
+import { createRateLimiter, DatabaseTokenBuckets, limitAuthFailures } from './auth/rate-limit'
+import { clientAddress } from './http/auth'
+import { readBody } from './http/body'
+import { routableUrl } from './http/observability'
+import type { CallerResolver } from './auth/caller'
+import type { Caller } from './domain/caller'
 import { createImageStore, LocalImageStore, type ImageStore } from './storage/images'
 import { errorMapper } from './http/errors'
 import { itemRoutes } from './http/items'
@@ -33,31 +38,34 @@ export interface AppDeps {
 }
 
 /**
- * Reads JSON bodies ourselves: a size limit that also holds for chunked bodies, strict UTF-8,
- * and a 415 for content types no route accepts. Multipart is left to the item upload route.
+ * Reads bodies ourselves: a size limit that also holds for chunked bodies, a deadline for bodies
+ * that trickle in, strict UTF-8, and a 415 for content types no route accepts. Every route that
+ * takes a body is under /api/ and needs a caller, so `authenticate` runs first: no body is read
+ * or parsed for a caller who would get a 401 (CONTRACT 10).
  */
-function bodyParser(config: Config) {
+function bodyParser(config: Config, authenticate: (request: Request) => Promise<unknown>) {
+  const { jsonBodyBytes, uploadBytes, bodyTimeoutMs } = config.limits
   return new Elysia().onParse({ as: 'global' }, async ({ request, contentType }) => {
+    await authenticate(request)
     const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase()
     if (type === 'multipart/form-data') {
+      // The image plus a little room for the text fields; the domain checks the image itself.
+      const bytes = await readBody(request, uploadBytes + 64 * 1024, bodyTimeoutMs)
       try {
-        return await request.formData()
+        return await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': request.headers.get('content-type')! } }).formData()
       } catch {
         throw invalid('The multipart body could not be parsed.')
       }
     }
     if (type === '') {
       // No content type: fine for a body-less DELETE; anything with bytes must say what it is.
-      if ((await request.arrayBuffer()).byteLength === 0) return {}
+      if ((await readBody(request, jsonBodyBytes, bodyTimeoutMs)).byteLength === 0) return {}
       throw new AppError('unsupported_media_type', 'Send the body as application/json.')
     }
     if (type !== 'application/json' && !type.endsWith('+json')) {
       throw new AppError('unsupported_media_type', 'Send the body as application/json.')
     }
-    const bytes = await request.arrayBuffer()
-    if (bytes.byteLength > config.limits.jsonBodyBytes) {
-      throw new AppError('payload_too_large', `JSON bodies are limited to ${config.limits.jsonBodyBytes} bytes.`)
-    }
+    const bytes = await readBody(request, jsonBodyBytes, bodyTimeoutMs)
     let text: string
     try {
       text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
@@ -95,15 +103,30 @@ export function createApp(deps: AppDeps) {
     },
     changes: new ChangeFollower(db),
   }
-  const resolveCaller = createCallerResolver(db, createSessionVerifier(config.jwt), clock)
-  const rateLimit = createRateLimiter(
-    config.rateLimitPerMinute,
-    config.rateLimitStore === 'database' ? new DatabaseTokenBuckets(db, config.rateLimitPerMinute) : undefined,
+  const shared = config.rateLimitStore === 'database'
+  const verifyCaller = limitAuthFailures(
+    createCallerResolver(db, createSessionVerifier(config.jwt), clock),
+    config.authFailuresPerMinute,
+    shared ? new DatabaseTokenBuckets(db, config.authFailuresPerMinute) : undefined,
   )
-  const yoga = createGraphQL({ deps: domain, resolveCaller, rateLimit })
-  const handleGraphQL = graphqlHandler(yoga as never)
+  // One resolution per request: the body parser authenticates before reading, the route's
+  // authentication step (and GraphQL) reuse the answer rather than verify twice.
+  const callers = new WeakMap<Request, Promise<Caller>>()
+  const resolveCaller: CallerResolver = (authorization, client, request) => {
+    if (!request) return verifyCaller(authorization, client)
+    let caller = callers.get(request)
+    if (!caller) callers.set(request, (caller = verifyCaller(authorization, client)))
+    return caller
+  }
+  const authenticateApiRequest = async (request: Request) => {
+    if (!(routableUrl(request)?.pathname ?? '').startsWith('/api/')) return
+    await resolveCaller(request.headers.get('authorization'), clientAddress(app.server, request), request)
+  }
+  const rateLimit = createRateLimiter(config.rateLimitPerMinute, shared ? new DatabaseTokenBuckets(db, config.rateLimitPerMinute) : undefined)
+  const yoga = createGraphQL({ deps: domain, resolveCaller, rateLimit, introspection: config.graphqlIntrospection })
+  const handleGraphQL = graphqlHandler(yoga as never, { resolveCaller, maxBodyBytes: config.limits.jsonBodyBytes, bodyTimeoutMs: config.limits.bodyTimeoutMs })
 
-  const app = new Elysia({ normalize: false })
+  const app = new Elysia({ normalize: false, handler: { standardHostname: false } })
     .use(observability())
     .use(corsPolicy(config.corsOrigins))
     .use(errorMapper(logger))
@@ -117,15 +140,15 @@ export function createApp(deps: AppDeps) {
     // JSON body parser, which would otherwise consume the stream despite `parse: 'none'`.
     .all(
       '/graphql',
-      async ({ request }) =>
-        request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
+      async ({ request, server }) =>
+        config.graphiql && request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
           ? (await graphiqlPage()).respond(request)
-          : handleGraphQL(request),
+          : handleGraphQL(request, clientAddress(server, request)),
       { parse: 'none', detail: { hide: true } },
     )
     // MCP reads its own body too (the SDK's transport), so it is mounted before the parser as well.
     .use(mcpRoutes({ deps: domain, resolveCaller, rateLimit, maxBodyBytes: config.limits.jsonBodyBytes }))
-    .use(bodyParser(config))
+    .use(bodyParser(config, authenticateApiRequest))
     .use(markdownNegotiation())
     .use(systemRoutes(db))
     .use(itemRoutes({ deps: domain, resolveCaller, rateLimit }))

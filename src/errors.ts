@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   lease_lost: { status: 409, graphql: 'LEASE_LOST' },
   token_limit_reached: { status: 409, graphql: 'BAD_USER_INPUT' },
   idempotency_key_in_flight: { status: 409, graphql: 'CONFLICT' },
+  request_timeout: { status: 408, graphql: 'BAD_USER_INPUT' },
   payload_too_large: { status: 413, graphql: 'BAD_USER_INPUT' },
   unsupported_media_type: { status: 415, graphql: 'BAD_USER_INPUT' },
   idempotency_key_reused: { status: 422, graphql: 'BAD_USER_INPUT' },

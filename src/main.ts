@@ -1,11 +1,13 @@
-import { loadConfig, ConfigError, type Config } from './config'
+import { loadConfig, prepareDataDir, ConfigError, redactDatabaseUrl, type Config } from './config'
 import { openDatabase } from './db/client'
 import { migrateDatabase } from './db/migrate'
 import { createApp } from './app'
 import { createLogger } from './logger'
+import { envelope } from './errors'
 
 function configOrExit(): Config {
   try {
+    prepareDataDir()
     return loadConfig()
   } catch (error) {
     if (error instanceof ConfigError) {
@@ -19,9 +21,18 @@ function configOrExit(): Config {
 async function main() {
   const config = configOrExit()
   const logger = createLogger(config.logLevel)
-  const db = await openDatabase(config.database)
-  // Migrate once, before any worker starts, so workers never race on the schema.
-  await migrateDatabase(db)
+  let db: Awaited<ReturnType<typeof openDatabase>>
+  try {
+    db = await openDatabase(config.database)
+    // Migrate once, before any worker starts, so workers never race on the schema.
+    await migrateDatabase(db)
+  } catch (error) {
+    // One line, and never the URL's credentials (a driver may quote the URL in its message).
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
+    const message = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
+    console.error(`Database error: ${redactDatabaseUrl(config.database.url)}: ${message.split('\n')[0]!.split(config.database.url).join('[DATABASE_URL]')}`)
+    process.exit(1)
+  }
 
   if (config.workers > 1 && !process.env.SAVED_WORKER) {
     db.$client.close()
@@ -36,10 +47,16 @@ async function main() {
     hostname: config.host,
     reusePort: config.workers > 1,
     maxRequestBodySize: config.limits.uploadBytes + 1024 * 1024,
-    // Never Bun's debug page with source and paths, whatever NODE_ENV says.
-    development: false,
-    // Long polls wait up to 60 s; a connection silent for longer than this is dropped.
+    // Seconds a connection may stay silent. Above the longest long poll (wait_seconds ≤ 60); a
+    // body that keeps trickling is cut off by BODY_TIMEOUT_SECONDS in the body reader.
     idleTimeout: 75,
+    // Never Bun's development error page (source and absolute paths), whatever NODE_ENV says.
+    development: false,
+    // Anything that escapes the app's own error mapper: one log line and the envelope, no stack.
+    error(error) {
+      logger.error('unhandled error', { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) })
+      return Response.json(envelope('internal', 'Something went wrong on our side.'), { status: 500 })
+    },
     fetch: (request) => app.handle(request),
   }) as unknown as typeof app.server
 
@@ -50,7 +67,7 @@ async function main() {
       openapi: `${base}/openapi`,
       graphql: `${base}/graphql`,
       workers: config.workers,
-      database: config.database.url.replace(/\/\/[^@]*@/, '//'),
+      database: redactDatabaseUrl(config.database.url),
       token_help: config.jwtSource === 'dev-file' ? 'npm run token -- <user-id> prints a session JWT' : undefined,
     })
   }

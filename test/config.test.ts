@@ -2,13 +2,14 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadConfig, ConfigError } from '../src/config'
+import { loadConfig, prepareDataDir, ConfigError } from '../src/config'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'saved-config-'))
 
 describe('configuration', () => {
   test('defaults: port 3000, 0.0.0.0, a file database under ./data, a persisted dev secret', () => {
     const dir = tmp()
+    prepareDataDir({ DATA_DIR: dir })
     const config = loadConfig({ DATA_DIR: dir })
     expect(config.port).toBe(3000)
     expect(config.host).toBe('0.0.0.0')
@@ -17,7 +18,7 @@ describe('configuration', () => {
     expect(config.jwtSource).toBe('dev-file')
     const again = loadConfig({ DATA_DIR: dir })
     expect(again.jwt.kind === 'secret' && new TextDecoder().decode(again.jwt.secret)).toBe(readFileSync(join(dir, 'dev-jwt-secret'), 'utf8').trim())
-    expect(loadConfig({}).database.url).toBe('file:./data/saved.db')
+    expect(loadConfig({ JWT_SECRET: 'x'.repeat(32) }).database.url).toBe('file:./data/saved.db')
   })
 
   const bad: [Record<string, string>, string][] = [
@@ -28,6 +29,14 @@ describe('configuration', () => {
     [{ JWT_JWKS_URL: 'not a url' }, 'JWT_JWKS_URL'],
     [{ JWT_SECRET: 'x'.repeat(32), JWT_JWKS_URL: 'https://idp.example/jwks' }, 'JWT_SECRET'],
     [{ RATE_LIMIT_PER_MINUTE: '-1' }, 'RATE_LIMIT_PER_MINUTE'],
+    [{ RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURES_PER_MINUTE: 'many' }, 'AUTH_FAILURES_PER_MINUTE'],
+    [{ JWT_MAX_AGE_SECONDS: '10' }, 'JWT_MAX_AGE_SECONDS'],
+    [{ BODY_TIMEOUT_SECONDS: '0' }, 'BODY_TIMEOUT_SECONDS'],
+    [{ GRAPHQL_INTROSPECTION: 'maybe' }, 'GRAPHQL_INTROSPECTION'],
+    [{ GRAPHIQL: 'sometimes' }, 'GRAPHIQL'],
+    [{ WORKERS: '2', RATE_LIMIT_STORE: 'memory' }, 'RATE_LIMIT_STORE'],
+    [{ NODE_ENV: 'production', JWT_JWKS_URL: 'http://idp.example/jwks' }, 'JWT_JWKS_URL'],
+    [{ NODE_ENV: 'Production' }, 'JWT_SECRET'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
     [{ DATABASE_URL: ':memory:', DATABASE_SYNC_URL: 'libsql://x.turso.io' }, 'DATABASE_SYNC_URL'],
@@ -37,7 +46,10 @@ describe('configuration', () => {
     test(`bad configuration names the variable: ${JSON.stringify(env)}`, () => {
       let error: unknown
       try {
-        loadConfig({ DATA_DIR: tmp(), ...env })
+        // As main.ts does it: prepare the data directory, then parse.
+        const full = { DATA_DIR: tmp(), ...env }
+        prepareDataDir(full)
+        loadConfig(full)
       } catch (e) {
         error = e
       }
@@ -49,7 +61,9 @@ describe('configuration', () => {
   }
 
   test('production with a JWKS URL, issuer and audience starts', () => {
-    const config = loadConfig({ NODE_ENV: 'production', DATA_DIR: tmp(), JWT_JWKS_URL: 'https://idp.example/.well-known/jwks.json', JWT_ISSUER: 'https://idp.example/', JWT_AUDIENCE: 'saved' })
+    const env = { NODE_ENV: 'production', DATA_DIR: tmp(), JWT_JWKS_URL: 'https://idp.example/.well-known/jwks.json', JWT_ISSUER: 'https://idp.example/', JWT_AUDIENCE: 'saved' }
+    prepareDataDir(env)
+    const config = loadConfig(env)
     expect(config.jwt).toMatchObject({ kind: 'jwks', issuer: 'https://idp.example/', audience: 'saved' })
   })
 

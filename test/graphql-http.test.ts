@@ -53,15 +53,16 @@ describe('GraphQL over HTTP: the lean path answers exactly like Yoga', () => {
   test('plain JSON POSTs take the lean path; everything else reaches yoga.fetch', async () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
+    const resolveCaller = createCallerResolver(ctx.db, createSessionVerifier(ctx.config.jwt), ctx.app.deps.clock)
     const yoga = createGraphQL({
-      deps: ctx.app.deps, resolveCaller: createCallerResolver(ctx.db, createSessionVerifier(ctx.config.jwt), ctx.app.deps.clock),
+      deps: ctx.app.deps, resolveCaller,
       rateLimit: createRateLimiter(0),
     })
     // The real Yoga, with its fetch counted.
     let viaFetch = 0
     const realFetch = yoga.fetch.bind(yoga)
-    const counted = Object.assign(Object.create(yoga), { fetch: (r: Request) => (viaFetch++, realFetch(r)) })
-    const handle = graphqlHandler(counted)
+    const counted = Object.assign(Object.create(yoga), { fetch: (r: Request, context?: object) => (viaFetch++, realFetch(r, context ?? {})) })
+    const handle = graphqlHandler(counted, { resolveCaller, maxBodyBytes: 1024 * 1024, bodyTimeoutMs: 10_000 })
     const post = (body: unknown, headers: Record<string, string> = {}) =>
       handle(new Request('http://localhost/graphql', { method: 'POST', body: JSON.stringify(body), headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json', ...headers } }))
     const lean = await post({ query: '{ items { edges { cursor } } }' })

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach } from 'bun:test'
-import { loadConfig, type Config } from '../src/config'
+import { loadConfig, prepareDataDir, type Config } from '../src/config'
 import { openDatabase, type Db } from '../src/db/client'
 import { migrateDatabase } from '../src/db/migrate'
 import { createApp, type App } from '../src/app'
@@ -41,7 +41,9 @@ afterEach(() => {
 /** A fresh app over a fresh, migrated libSQL file database in its own temp directory. */
 export async function setup(env: Record<string, string> = {}): Promise<TestContext> {
   const dir = mkdtempSync(join(tmpdir(), 'saved-test-'))
-  const config = loadConfig({ JWT_SECRET, DATA_DIR: dir, DATABASE_URL: `file:${dir}/test.db`, LOG_LEVEL: 'silent', ...env })
+  const fullEnv = { JWT_SECRET, DATA_DIR: dir, DATABASE_URL: `file:${dir}/test.db`, LOG_LEVEL: 'silent', ...env }
+  prepareDataDir(fullEnv)
+  const config = loadConfig(fullEnv)
   const db = await openDatabase(config.database)
   await migrateDatabase(db)
   const clock = new TestClock()

@@ -145,6 +145,65 @@ describe('property: hostile input never breaks the service or its data', () => {
     expect(await snapshot(w.ctx)).toEqual(before)
   })
 
+  test('random /graphql POSTs: any content type, any bytes, batches of aliased mutations; only JSON reaches GraphQL', async () => {
+    const w = await world()
+    const before = await snapshot(w.ctx)
+    const document = fc.oneof(
+      fc.integer({ min: 1, max: 20 }).map((n) => `mutation { ${Array.from({ length: n }, (_, i) => `m${i}: updateItem(id: "itm_x${i}", input: { claimAction: CLAIM }) { id }`).join(' ')} }`),
+      fc.constantFrom('subscription { __typename }', 'mutation { __typename }', '{ __typename }', 'mutation M { ...F } fragment F on Mutation { ...F }'),
+      fc.string({ maxLength: 60 }),
+    )
+    await fc.assert(
+      fc.asyncProperty(
+        document,
+        fc.constantFrom('application/json', 'application/graphql', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '', 'application/graphql-response+json'),
+        fc.boolean(),
+        fc.constantFrom(...w.tokens),
+        async (query, type, raw, token) => {
+          const body = raw ? query : JSON.stringify({ query })
+          const res = await w.ctx.app.handle(
+            new Request('http://localhost/graphql', {
+              method: 'POST',
+              body,
+              headers: { ...(type ? { 'content-type': type } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+            }),
+          )
+          if (type !== 'application/json' && res.status !== 401) expect(res.status).toBe(415)
+          await expectSafe(res)
+        },
+      ),
+      { numRuns: RUNS },
+    )
+    expect(await snapshot(w.ctx)).toEqual(before)
+  })
+
+  test('short or odd hosts with junk path prefixes never reach a route', async () => {
+    const w = await world()
+    const before = await snapshot(w.ctx)
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('a', 'ab', 'abc', 'x.y', '1', '[::1]', 'a:1', 'localhost'),
+        // Dot segments are normalised away by the URL parser itself, so they are no junk.
+        fc.stringMatching(/^[a-z0-9._~-]{1,8}$/).filter((junk) => !/^\.+$/.test(junk)),
+        fc.constantFrom('PATCH', 'DELETE', 'GET', 'POST'),
+        fc.constantFrom('/api/saved/items/ID', '/api/saved/agent-tokens', '/health', '/graphql'),
+        async (host, junk, method, path) => {
+          const res = await w.ctx.app.handle(
+            new Request(`http://${host}/${junk}${path.replace('ID', w.ids[0]!)}`, {
+              method,
+              headers: { authorization: `Bearer ${w.tokens[0]}`, 'content-type': 'application/json' },
+              body: method === 'GET' ? undefined : JSON.stringify({ workflow_status: 'done', name: 'n', scopes: ['read_items'], query: '{ __typename }' }),
+            }),
+          )
+          expect(res.status).toBe(404)
+          await expectSafe(res)
+        },
+      ),
+      { numRuns: RUNS },
+    )
+    expect(await snapshot(w.ctx)).toEqual(before)
+  })
+
   test('oversized payloads are 413 and change nothing', async () => {
     const w = await world()
     const before = await snapshot(w.ctx)

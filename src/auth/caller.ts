@@ -17,7 +17,11 @@ function unauthorized(message: string, description?: string): AppError {
   })
 }
 
-export type CallerResolver = (authorization: string | null | undefined) => Promise<Caller>
+/**
+ * `client` is the caller's network address (for the failed-authentication limit), when known;
+ * `request` lets the app resolve each request once however many steps ask.
+ */
+export type CallerResolver = (authorization: string | null | undefined, client?: string, request?: Request) => Promise<Caller>
 
 /**
  * The one place a bearer header becomes a caller (CONTRACT 1): `sat_…` is an agent token,
@@ -46,7 +50,9 @@ export function createCallerResolver(db: Db, verifySession: SessionVerifier, clo
     if (!result.ok) {
       throw result.reason === 'expired'
         ? unauthorized('The session token has expired.', 'token expired')
-        : unauthorized('The session token is invalid.', 'invalid token')
+        : result.reason === 'too_long'
+          ? unauthorized('The session token lives longer than this server accepts (JWT_MAX_AGE_SECONDS).', 'token lifetime too long')
+          : unauthorized('The session token is invalid.', 'invalid token')
     }
     // A user is known from the first valid JWT that names them; remembered to avoid a write per request.
     if (!knownUsers.has(result.userId)) {

@@ -5,7 +5,7 @@ import type { JwtConfig } from '../config'
 const HMAC_ALGORITHMS = ['HS256']
 const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
 
-export type JwtResult = { ok: true; userId: string } | { ok: false; reason: 'expired' | 'invalid' }
+export type JwtResult = { ok: true; userId: string } | { ok: false; reason: 'expired' | 'invalid' | 'too_long' }
 
 export type SessionVerifier = (token: string) => Promise<JwtResult>
 
@@ -24,6 +24,14 @@ export function createSessionVerifier(config: JwtConfig): SessionVerifier {
       const { payload } = await jwtVerify(token, key as Uint8Array, options)
       if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 200) {
         return { ok: false, reason: 'invalid' }
+      }
+      // A lifetime ceiling: a stolen token with `exp` in the year 3000 (or 1e308) must not be a
+      // session for ever. Both the issued lifetime and the time left count, so a future `iat`
+      // cannot stretch it.
+      const now = Math.floor(Date.now() / 1000)
+      const exp = payload.exp!
+      if (exp - now > config.maxAgeSeconds || (payload.iat !== undefined && exp - payload.iat > config.maxAgeSeconds)) {
+        return { ok: false, reason: 'too_long' }
       }
       return { ok: true, userId: payload.sub }
     } catch (error) {

@@ -1,7 +1,8 @@
 import { createClient, type Client, type InArgs } from '@libsql/client'
 import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql'
 import NativeDatabase from 'libsql'
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, openSync } from 'node:fs'
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../private-files'
 import { dirname } from 'node:path'
 import * as tables from './tables'
 
@@ -63,7 +64,13 @@ function cachedReader(path: string) {
  */
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   const path = localPath(options.url)
-  if (path) mkdirSync(dirname(path), { recursive: true })
+  if (path) {
+    // Owner-only: a directory we create is 0700, the database file 0600 (SQLite gives its -wal
+    // and -shm files the database file's mode). chmod after creating, since the umask applies.
+    makePrivateDir(dirname(path))
+    closeSync(openSync(path, 'a', PRIVATE_FILE_MODE))
+    chmodSync(path, PRIVATE_FILE_MODE)
+  }
   const client = createClient({
     url: options.url,
     authToken: options.authToken,

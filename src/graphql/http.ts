@@ -1,33 +1,67 @@
-import { Kind, type DocumentNode } from 'graphql'
+import { GraphQLError, Kind, type DocumentNode } from 'graphql'
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga'
+import { AppError, ERROR_CODES } from '../errors'
+import type { CallerResolver } from '../auth/caller'
+import { readBody } from '../http/body'
 
 type Yoga = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>
 
 const PLAIN_JSON_ACCEPT = /^(\*\/\*|application\/json(;\s*charset=utf-8)?)$/i
+
+/** A refusal before GraphQL runs, in GraphQL's shape: `{ errors: [{ message, extensions: { code, reason } }] }`. */
+export function graphqlRefusal(error: AppError): Response {
+  const body = { errors: [{ message: error.message, extensions: { code: ERROR_CODES[error.code].graphql, reason: error.code } }] }
+  return new Response(JSON.stringify(body), {
+    status: error.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...error.headers },
+  })
+}
+
+export interface GraphQLHttpOptions {
+  resolveCaller: CallerResolver
+  maxBodyBytes: number
+  bodyTimeoutMs: number
+}
 
 /**
  * The HTTP side of /graphql. The common request — a POST of one JSON operation by an agent or a
  * front end — runs through Yoga's own envelop (the same parser and validation caches,
  * graphql-armor rules, context factory, graphql-jit executor and error masking) and Yoga's own
  * result processor, skipping only its generic request/response adapter, which cost a third of
- * a 50-item page (bench/). Anything else — GET, GraphiQL, batches, other content types or
- * Accept headers, documents that fail to parse or validate, several operations, a context that
- * refuses the caller — is handed to `yoga.fetch` unchanged, so every edge keeps Yoga's behaviour.
+ * a 50-item page (bench/). Anything else — GET, batches, other Accept headers, documents that
+ * fail to parse or validate, several operations — is handed to `yoga.fetch` unchanged, so every
+ * edge keeps Yoga's behaviour.
+ *
+ * Before either path, the caller is authenticated from the header (401/429 without reading a
+ * byte of the body), a POST must be `application/json` (415: the CORS-safelisted types —
+ * urlencoded, multipart, text/plain — would let any web page send mutations), and the body is
+ * read under the JSON size limit and deadline (413/408), chunked or not.
  */
-export function graphqlHandler(yoga: Yoga) {
-  const viaYoga = (request: Request, body?: string) =>
-    yoga.fetch(body === undefined ? request : new Request(request.url, { method: request.method, headers: request.headers, body }))
-
-  return async (request: Request): Promise<Response> => {
-    const accept = request.headers.get('accept')
-    if (
-      request.method !== 'POST' ||
-      !(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/json') ||
-      (accept !== null && !PLAIN_JSON_ACCEPT.test(accept.trim()))
-    ) {
-      return viaYoga(request)
+export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
+  return async (request: Request, clientAddress?: string): Promise<Response> => {
+    let caller: unknown
+    let text: string | undefined
+    try {
+      caller = await options.resolveCaller(request.headers.get('authorization'), clientAddress, request)
+      if (request.method === 'POST') {
+        const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+        if (type !== 'application/json') {
+          throw new AppError('unsupported_media_type', 'Send GraphQL requests as application/json.')
+        }
+        text = new TextDecoder().decode(await readBody(request, options.maxBodyBytes, options.bodyTimeoutMs))
+      }
+    } catch (error) {
+      if (error instanceof AppError) return graphqlRefusal(error)
+      throw error
     }
-    const text = await request.text()
+    // The caller and the client's address ride in Yoga's server context (src/graphql/yoga.ts).
+    const serverContext = { clientAddress, caller }
+    const viaYoga = (request: Request, body?: string) =>
+      yoga.fetch(body === undefined ? request : new Request(request.url, { method: request.method, headers: request.headers, body }), serverContext)
+    if (text === undefined) return viaYoga(request)
+
+    const accept = request.headers.get('accept')
+    if (accept !== null && !PLAIN_JSON_ACCEPT.test(accept.trim())) return viaYoga(request, text)
     let params: { query?: unknown; variables?: unknown; operationName?: unknown; extensions?: unknown }
     try {
       params = JSON.parse(text)
@@ -45,7 +79,7 @@ export function graphqlHandler(yoga: Yoga) {
       return viaYoga(request, text)
     }
 
-    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({ request, params } as never)
+    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({ request, params, ...serverContext } as never)
     let document: DocumentNode
     try {
       document = parse(query)
@@ -68,8 +102,12 @@ export function graphqlHandler(yoga: Yoga) {
     let contextValue: unknown
     try {
       contextValue = await contextFactory()
-    } catch {
-      // Authentication, rate limit: Yoga answers with the status and challenge those carry.
+    } catch (error) {
+      // Authentication, rate limit: answered here with the status and challenge they carry, as
+      // Yoga would; running the context again through Yoga would count a failure or draw twice.
+      if (error instanceof GraphQLError && error.extensions.http) {
+        return processRegularResult({ errors: [error] } as never, { Response } as never, 'application/json') as Response
+      }
       return viaYoga(request, text)
     }
     const result = await execute({ schema, document, contextValue, variableValues: (variables ?? undefined) as never, operationName: operationName as string | undefined })

@@ -1,5 +1,5 @@
 import { createYoga, type Plugin } from 'graphql-yoga'
-import { GraphQLError, Source } from 'graphql'
+import { GraphQLError, NoSchemaIntrospectionCustomRule, Source, type ValidationRule } from 'graphql'
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor'
 import { useGraphQlJit } from '@envelop/graphql-jit'
 import DataLoader from 'dataloader'
@@ -11,6 +11,16 @@ import type { Deps } from '../domain/deps'
 import { imageLinks } from '../domain/items'
 import { itemHistories } from '../domain/workflow'
 import { graphqlSchema } from './schema'
+import { rateLimitDraws } from './cost'
+/** An operation whose root type the schema lacks (today: any subscription) is a validation error. */
+const knownRootOperationTypes: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    if (!context.getSchema().getRootType(node.operation)) {
+      context.reportError(new GraphQLError(`This API has no ${node.operation} operations.`, { nodes: node, extensions: { code: 'BAD_USER_INPUT' } }))
+    }
+  },
+})
+
 import { staticAsset, type StaticAsset } from '../http/static-asset'
 import type { GraphQLContext } from './builder'
 
@@ -58,6 +68,8 @@ export interface GraphQLDeps {
   deps: Deps
   resolveCaller: CallerResolver
   rateLimit: CallerRateLimiter
+  /** Allow `__schema` / `__type` (GRAPHQL_INTROSPECTION); the SDL is published in schema/ anyway. */
+  introspection?: boolean
 }
 
 let graphiql: StaticAsset | undefined
@@ -163,7 +175,7 @@ ${js};
 }
 
 /** Yoga with our schema, the caller in the context, bounded queries and GraphiQL inlined. */
-export function createGraphQL({ deps, resolveCaller, rateLimit }: GraphQLDeps) {
+export function createGraphQL({ deps, resolveCaller, rateLimit, introspection }: GraphQLDeps) {
   const contextFor = async (request: Request, caller: Caller): Promise<GraphQLContext> => ({
     caller,
     deps,
@@ -180,7 +192,9 @@ export function createGraphQL({ deps, resolveCaller, rateLimit }: GraphQLDeps) {
     },
   })
 
-  return createYoga<{ caller?: Caller }>({
+  // The HTTP layer (src/graphql/http.ts) authenticates before reading the body and hands the
+  // caller over; `clientAddress` is for the failed-authentication limit.
+  return createYoga<{ clientAddress?: string; caller?: Caller }>({
     schema: graphqlSchema(),
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -189,10 +203,11 @@ export function createGraphQL({ deps, resolveCaller, rateLimit }: GraphQLDeps) {
     // GraphiQL is served by `graphiqlPage` so its multi-megabyte bundle loads only when asked for.
     graphiql: false,
     logging: false,
-    context: async ({ request }) => {
+    context: async ({ request, params, clientAddress, caller: authenticated }) => {
       try {
-        const caller = await resolveCaller(request.headers.get('authorization'))
-        await rateLimit(caller)
+        const caller = authenticated ?? (await resolveCaller(request.headers.get('authorization'), clientAddress))
+        // All draws up front, all-or-nothing: a request over budget applies none of its mutations.
+        await rateLimit(caller, rateLimitDraws(params))
         return contextFor(request, caller)
       } catch (error) {
         throw error instanceof AppError ? toGraphQLError(error, undefined, true) : error
@@ -212,6 +227,14 @@ export function createGraphQL({ deps, resolveCaller, rateLimit }: GraphQLDeps) {
       },
     },
     plugins: [
+      // graphql-js 16 lets `subscription { … }` through validation on a schema without that root
+      // type, and the executor then crashes (a masked 500 and a stack in the log).
+      {
+        onValidate: ({ addValidationRule }) => {
+          addValidationRule(knownRootOperationTypes)
+          if (introspection === false) addValidationRule(NoSchemaIntrospectionCustomRule)
+        },
+      } as Plugin,
       // Compiles each validated document once into a specialised executor (measured in bench/).
       useGraphQlJit() as Plugin,
       EnvelopArmorPlugin({

@@ -276,6 +276,10 @@ export function completeSpec(raw: unknown, options: { publicUrl?: string } = {})
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         })
       }
+      // A body that does not arrive within BODY_TIMEOUT_SECONDS is refused (slowly trickled bodies).
+      if (op.requestBody && op.responses && !op.responses['408']) {
+        op.responses['408'] = { description: 'The body did not arrive in time (request_timeout)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }
+      }
       const secured = Array.isArray(op.security) && op.security.length > 0
       // Say so where no token is needed (health, signed image links, the GraphiQL page), rather
       // than leave generators and linters to guess; GET /graphql with a query does need one.
@@ -293,6 +297,10 @@ export function completeSpec(raw: unknown, options: { publicUrl?: string } = {})
           headers['Idempotent-Replayed'] = headerRef('Idempotent-Replayed')
         }
         response.headers = headers
+      }
+      // Every body is read under a deadline (BODY_TIMEOUT_SECONDS); src/app.ts's body parser.
+      if (op.requestBody && op.responses && !op.responses['408']) {
+        op.responses['408'] = { description: 'The body did not arrive in time (request_timeout)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }
       }
     }
   }

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { AppError, challengeHeaders, envelope, type ErrorCode } from '../errors'
 import { restSpelling } from './serialize'
 import type { Logger } from '../logger'
+import { loggedPath } from './observability'
 
 function json(status: number, code: ErrorCode, message: string, details?: unknown, headers: Record<string, string> = {}) {
   return new Response(JSON.stringify(envelope(code, message, details)), {
@@ -132,7 +133,7 @@ export function errorMapper(logger: Logger) {
     }
     logger.error('unhandled error', {
       request_id: request.headers.get('x-request-id') ?? undefined,
-      path: new URL(request.url).pathname,
+      path: loggedPath(request),
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
     })
     return json(500, 'internal', 'Something went wrong on our side.')

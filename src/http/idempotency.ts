@@ -20,8 +20,9 @@ export function withIdempotency(deps: Deps, resolveCaller: CallerResolver, handl
   return async (request: Request): Promise<Response> => {
     const key = request.headers.get('idempotency-key')
     if (key === null || !WRITES.has(request.method)) return handle(request)
-    const url = new URL(request.url)
-    if (!url.pathname.startsWith('/api/saved/')) return handle(request)
+    const url = URL.parse(request.url)
+    // A URL we cannot read (a malformed Host) is the app's to refuse, not ours.
+    if (!url || !url.pathname.startsWith('/api/saved/')) return handle(request)
     if (!isIdempotencyKey(key)) {
       return appErrorResponse(invalid('Idempotency-Key must be 1 to 255 printable ASCII characters.', { field: 'Idempotency-Key' }))
     }

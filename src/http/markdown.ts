@@ -15,6 +15,10 @@ export function escapeInline(value: string): string {
       // Block markers only matter where a line starts.
       .replace(/^([-+=>])/, '\\$1')
       .replace(/^(\d+)([.)])/, '$1\\$2')
+      // GFM autolinks bare URLs, www. hosts and e-mail addresses: a title would become a link.
+      .replace(/:\/\//g, '\\://')
+      .replace(/\b(www)\./gi, '$1\\.')
+      .replace(/@/g, '\\@')
   )
 }
 

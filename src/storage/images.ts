@@ -1,4 +1,5 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { rm, writeFile } from 'node:fs/promises'
+import { makePrivateDirAsync, PRIVATE_FILE_MODE } from '../private-files'
 import { join } from 'node:path'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Config } from '../config'
@@ -57,8 +58,9 @@ export class LocalImageStore implements ImageStore {
   }
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
-    await mkdir(this.dir, { recursive: true })
-    await writeFile(join(this.dir, key), bytes)
+    // Owner-only (0700 / 0600), like the database: images are the users' private data.
+    await makePrivateDirAsync(this.dir)
+    await writeFile(join(this.dir, key), bytes, { mode: PRIVATE_FILE_MODE })
   }
 
   path(key: string): string {
