@@ -20,6 +20,20 @@ export type Db = LibSQLDatabase<typeof tables> & {
   $client: Client
   $query: (sql: string, args?: InArgs) => Promise<QueryRow[]>
   $rows: (sql: string, args?: InArgs) => Promise<RawRow[]>
+  /**
+   * Statements in one write transaction: all apply or none. Rows come back as arrays (a
+   * statement with RETURNING, or a SELECT); `rowsAffected` counts changed rows.
+   */
+  $batch: (statements: BatchStatement[]) => Promise<BatchResult[]>
+}
+
+export interface BatchStatement {
+  sql: string
+  args?: InArgs
+}
+export interface BatchResult {
+  rows: RawRow[]
+  rowsAffected: number
 }
 
 export interface DatabaseOptions {
@@ -51,9 +65,38 @@ function cachedReader(path: string) {
   }
   const objects = new Map<string, Statement>()
   const arrays = new Map<string, Statement>()
+  const writes = new Map<string, Statement>()
   return {
     read: async (sql: string, args: InArgs = []) => cache(objects, sql, false).all(args) as QueryRow[],
     rows: async (sql: string, args: InArgs = []) => cache(arrays, sql, true).all(args) as RawRow[],
+    /**
+     * The write transaction runs synchronously from BEGIN to COMMIT, so no other request of this
+     * process can interleave with it (the @libsql/client trap of concurrent interactive
+     * transactions cannot arise), and its statements stay prepared: a claim costs half as much.
+     */
+    batch: async (statements: BatchStatement[]): Promise<BatchResult[]> => {
+      native.exec('BEGIN IMMEDIATE')
+      try {
+        const results = statements.map(({ sql, args = [] }) => {
+          let stmt = writes.get(sql)
+          if (!stmt) {
+            stmt = native.prepare(sql)
+            if (stmt.reader) stmt.raw(true)
+            if (writes.size < 500) writes.set(sql, stmt)
+          }
+          if (stmt.reader) {
+            const rows = stmt.all(args) as RawRow[]
+            return { rows, rowsAffected: rows.length }
+          }
+          return { rows: [], rowsAffected: Number((stmt.run(args) as { changes: number }).changes) }
+        })
+        native.exec('COMMIT')
+        return results
+      } catch (error) {
+        if (native.inTransaction) native.exec('ROLLBACK')
+        throw error
+      }
+    },
     close: () => native.close(),
   }
 }
@@ -89,6 +132,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     const reader = cachedReader(path)
     db.$query = reader.read
     db.$rows = reader.rows
+    db.$batch = reader.batch
     const close = client.close.bind(client)
     client.close = () => {
       reader.close()
@@ -98,6 +142,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     db.$query = async (sql, args = []) => (await client.execute({ sql, args })).rows as unknown as QueryRow[]
     // The client's rows are array-like too.
     db.$rows = async (sql, args = []) => (await client.execute({ sql, args })).rows
+    db.$batch = async (statements) =>
+      (await client.batch(statements.map(({ sql, args = [] }) => ({ sql, args })), 'write')).map((r) => ({
+        rows: r.rows,
+        rowsAffected: r.rowsAffected,
+      }))
   }
   return db
 }

@@ -102,7 +102,7 @@ export async function revokeAgentToken(deps: Deps, caller: Caller, id: string): 
   const p = { id, uid: caller.userId, now }
   const held = `user_id = :uid AND ${claimSql.heldBy(':now', "'agent_token'", ':id')}
     AND EXISTS (SELECT 1 FROM agent_tokens WHERE id = :id AND user_id = :uid AND revoked_at IS NULL)`
-  const results = await deps.db.$client.batch(
+  const results = await deps.db.$batch(
     [
       {
         sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
@@ -116,9 +116,9 @@ export async function revokeAgentToken(deps: Deps, caller: Caller, id: string): 
       },
       { sql: 'UPDATE agent_tokens SET revoked_at = :now WHERE id = :id AND user_id = :uid AND revoked_at IS NULL RETURNING id', args: p },
     ],
-    'write',
   )
   if (results[2]!.rows.length === 0) throw notFound('Agent token')
+  deps.changes.poke()
 }
 
 export interface VerifiedAgentToken {

@@ -46,6 +46,16 @@ export class ChangeFollower {
     }
   }
 
+  /**
+   * A change was just committed through this process: look now rather than at the next
+   * interval. Other processes' changes still arrive by polling.
+   */
+  poke(): void {
+    if (this.size === 0 || this.polling) return
+    if (this.timer) clearTimeout(this.timer), (this.timer = undefined)
+    void this.poll()
+  }
+
   get listenerCount(): number {
     return this.size
   }

@@ -24,7 +24,7 @@ export type Reservation = { kind: 'run' } | { kind: 'replay'; answer: StoredAnsw
 export async function reserveIdempotencyKey(deps: Deps, owner: string, key: string, fingerprint: string): Promise<Reservation> {
   const now = deps.clock.now()
   const p = { owner, key, fp: fingerprint, now, expired: now - IDEMPOTENCY_TTL_MS, abandoned: now - ABANDONED_AFTER_MS }
-  const [, inserted] = await deps.db.$client.batch(
+  const [, inserted] = await deps.db.$batch(
     [
       {
         sql: `DELETE FROM idempotency_keys WHERE owner = :owner AND key = :key
@@ -37,7 +37,6 @@ export async function reserveIdempotencyKey(deps: Deps, owner: string, key: stri
         args: p,
       },
     ],
-    'write',
   )
   if (inserted!.rows.length > 0) {
     // Now and then, forget every expired key (the index on created_at makes this cheap).

@@ -94,7 +94,7 @@ async function claimOnce(deps: Deps, caller: Caller, filter: WorkFilter, leaseSe
   // The database serialises writers, so the pick and the claim are one step: two callers can
   // never receive the same item, and contention just means the next one down the queue.
   const pick = `SELECT id FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT 1`
-  const [, updated] = await deps.db.$client.batch(
+  const [, updated] = await deps.db.$batch(
     [
       {
         sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
@@ -108,7 +108,6 @@ async function claimOnce(deps: Deps, caller: Caller, filter: WorkFilter, leaseSe
         args: p,
       },
     ],
-    'write',
   )
   const row = updated!.rows[0]
   if (!row) return { item: null, lease: null }
@@ -167,6 +166,8 @@ export async function claimNext(deps: Deps, caller: Caller, input: ClaimNextInpu
     // From here on every committed change reaches us; then look once.
     await deps.changes.ready()
     for (;;) {
+      // A client that went away must not be handed an item it will never see.
+      if (signal?.aborted) return { item: null, lease: null }
       woken = false
       const result = await claimOnce(deps, caller, filter, leaseSeconds)
       if (result.item) {
@@ -175,7 +176,7 @@ export async function claimNext(deps: Deps, caller: Caller, input: ClaimNextInpu
         return result
       }
       const left = deadline - Date.now()
-      if (left <= 0 || signal?.aborted) return result
+      if (left <= 0) return result
       const now = deps.clock.now()
       const timed = await nextTimedChange(deps, caller, now)
       if (woken) continue

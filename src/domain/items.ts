@@ -91,6 +91,7 @@ const withImage = (deps: Deps, record: ItemRecord, now: number): ItemWithImage =
 export async function getItem(deps: Deps, caller: Caller, id: string): Promise<ItemWithImage> {
   requireScope(caller, 'read_items')
   const now = deps.clock.now()
+  deps.changes.poke()
   return withImage(deps, await findItemRecord(deps, caller, id, now), now)
 }
 
@@ -137,7 +138,7 @@ export async function createItem(deps: Deps, caller: Caller, input: NewItem): Pr
   }
 
   const tagsJson = JSON.stringify(tags)
-  await deps.db.$client.batch(
+  await deps.db.$batch(
     [
       {
         sql: `INSERT INTO items (id, user_id, type, status, workflow_status, title, summary, action_note, tags,
@@ -157,7 +158,6 @@ export async function createItem(deps: Deps, caller: Caller, input: NewItem): Pr
         args: [id, caller.userId, now, caller.userId],
       },
     ],
-    'write',
   )
   return withImage(deps, await findItemRecord(deps, caller, id, now), now)
 }
@@ -183,7 +183,7 @@ export async function deleteItem(deps: Deps, caller: Caller, id: string): Promis
   const now = deps.clock.now()
   const mine = 'id = :id AND user_id = :uid'
   const p = { id, uid: caller.userId, now }
-  const results = await deps.db.$client.batch(
+  const results = await deps.db.$batch(
     [
       // Only while the item exists: a repeated delete must not erase the `deleted` record.
       { sql: `DELETE FROM item_events WHERE item_id = :id AND user_id = :uid AND EXISTS (SELECT 1 FROM items WHERE ${mine})`, args: p },
@@ -195,10 +195,10 @@ export async function deleteItem(deps: Deps, caller: Caller, id: string): Promis
       { sql: 'DELETE FROM item_tags WHERE item_id = :id AND user_id = :uid', args: p },
       { sql: `DELETE FROM items WHERE ${mine} RETURNING image_key`, args: p },
     ],
-    'write',
   )
   const deleted = results[3]!.rows[0]
   if (!deleted) throw notFound()
   // After the commit: a crash in between leaves an orphan file, never a row whose image is gone.
-  if (deleted.image_key) await deps.images.delete(String(deleted.image_key)).catch(() => {})
+  const imageKey = (deleted as unknown[])[0]
+  if (imageKey) await deps.images.delete(String(imageKey)).catch(() => {})
 }

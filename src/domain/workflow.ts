@@ -1,4 +1,4 @@
-import type { InStatement } from '@libsql/client'
+import type { BatchStatement } from '../db/client'
 import { randomBytes } from 'node:crypto'
 import { AppError, invalid, invalidField } from '../errors'
 import { claimantOf, requireScope, type Caller, type Claimant } from './caller'
@@ -196,7 +196,7 @@ export async function updateItem(deps: Deps, caller: Caller, id: string, input: 
       event(`'correction'`, 'NULL', 'NULL', ':fields')
     }
 
-    const statements: InStatement[] = events.map((sql) => ({ sql, args: p }))
+    const statements: BatchStatement[] = events.map((sql) => ({ sql, args: p }))
     statements.push({ sql: `UPDATE items SET ${set.join(', ')} WHERE ${guard} RETURNING ${ITEM_COLUMNS}`, args: p })
     if (c?.tags) {
       const applied = 'EXISTS (SELECT 1 FROM items WHERE id = :id AND revision = :rev)'
@@ -208,9 +208,12 @@ export async function updateItem(deps: Deps, caller: Caller, id: string, input: 
       })
     }
 
-    const results = await deps.db.$client.batch(statements, 'write')
+    const results = await deps.db.$batch(statements)
     const updated = results[events.length]!.rows[0]
-    if (updated) return visibleItem(caller, toItemRecord(updated, caller, now).item)
+    if (updated) {
+      deps.changes.poke()
+      return visibleItem(caller, toItemRecord(updated, caller, now).item)
+    }
 
     // Nothing applied: say why. The read happens after the failed write, so it only names the error.
     const current = (await findItemRecord(deps, caller, id, now)).item

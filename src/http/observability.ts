@@ -88,9 +88,9 @@ export function corsPolicy(origins: string[]) {
     origin: origins.includes('*') ? true : origins,
     methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
     // mcp-protocol-version: browser MCP clients send it on every /mcp request after the first.
-    allowedHeaders: ['authorization', 'content-type', 'x-request-id', 'mcp-protocol-version'],
+    allowedHeaders: ['authorization', 'content-type', 'x-request-id', 'idempotency-key', 'last-event-id', 'mcp-protocol-version'],
     // www-authenticate: browser MCP clients read the 401 challenge to find the RFC 9728 metadata.
-    exposeHeaders: ['x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'www-authenticate'],
+    exposeHeaders: ['x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'www-authenticate', 'idempotent-replayed'],
     credentials: false,
     maxAge: 600,
   })
