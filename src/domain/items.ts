@@ -91,7 +91,6 @@ const withImage = (deps: Deps, record: ItemRecord, now: number): ItemWithImage =
 export async function getItem(deps: Deps, caller: Caller, id: string): Promise<ItemWithImage> {
   requireScope(caller, 'read_items')
   const now = deps.clock.now()
-  deps.changes.poke()
   return withImage(deps, await findItemRecord(deps, caller, id, now), now)
 }
 
@@ -159,6 +158,7 @@ export async function createItem(deps: Deps, caller: Caller, input: NewItem): Pr
       },
     ],
   )
+  deps.changes.poke()
   return withImage(deps, await findItemRecord(deps, caller, id, now), now)
 }
 
