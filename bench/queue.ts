@@ -13,6 +13,17 @@ import { openDatabase } from '../src/db/client'
 import { migrateDatabase } from '../src/db/migrate'
 import { newId } from '../src/domain/ids'
 
+// Bun's fetch keeps at most 256 requests in flight by default; 1,000 long polls need more.
+if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
+  // …and the load generator runs pinned to core 1, the server (below) to core 0.
+  const onCore1 = (await import('node:os')).cpus().length > 1 ? ['taskset', '-c', '1'] : []
+  const child = Bun.spawn([...onCore1, process.execPath, ...process.argv.slice(1)], {
+    env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
+    stdio: ['inherit', 'inherit', 'inherit'],
+  })
+  process.exit(await child.exited)
+}
+
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 20_000)
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 16)
 const WAITERS = Number(process.env.BENCH_WAITERS ?? 1000)
@@ -39,6 +50,7 @@ db.$client.close()
 
 const pin = (core: number) => (cpus().length > 1 ? ['taskset', '-c', String(core)] : [])
 const server = Bun.spawn([...pin(0), process.execPath, 'src/main.ts'], {
+  // The load generator (this process) runs on the other core.
   env: { ...process.env, PORT: String(PORT), HOST: '127.0.0.1', DATABASE_URL: `file:${file}`, JWT_SECRET: SECRET, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn', DATA_DIR: dir, MAX_WAITING_CLAIMS_PER_CALLER: String(WAITERS) },
   stdout: 'inherit', stderr: 'inherit',
 })
