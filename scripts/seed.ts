@@ -31,7 +31,11 @@ export interface SeedOptions {
 /** Writes `count` items for `userId` in bulk transactions. Returns the ids, oldest first. */
 export async function seedItems(db: Db, { userId, count, now = Date.now() }: SeedOptions): Promise<number> {
   const random = rng(count + userId.length)
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!
+  const pick = <T>(xs: readonly T[]): T => {
+    const x = xs[Math.floor(random() * xs.length)]
+    if (x === undefined) throw new Error('pick from an empty list')
+    return x
+  }
   await db.$client.execute({ sql: 'INSERT OR IGNORE INTO users (id, created_at) VALUES (?, ?)', args: [userId, now] })
   const chunk = 500
   for (let start = 0; start < count; start += chunk) {
@@ -41,10 +45,10 @@ export async function seedItems(db: Db, { userId, count, now = Date.now() }: See
     for (let i = 0; i < n; i++) {
       const index = start + i
       const createdAt = now - (count - index) * 60_000 // one item a minute, oldest first
-      const type = ITEM_TYPES[index % 3]!
+      const type = ITEM_TYPES[index % ITEM_TYPES.length] ?? 'event'
       const id = newId('itm', createdAt)
       const tags = [...new Set([pick(TAGS), pick(TAGS), ...(random() < 0.3 ? [pick(TAGS)] : [])])].slice(0, 1 + Math.floor(random() * 3))
-      const action = random() < 0.6 ? REQUESTED_ACTIONS[index % 4]! : null
+      const action = random() < 0.6 ? (REQUESTED_ACTIONS[index % REQUESTED_ACTIONS.length] ?? null) : null
       const [kind, name] = action ? pick(DESTINATIONS) : [null, null]
       const status = index % 10 === 0 ? pick(EXTRACTION_STATUSES) : 'extracted'
       const workflow = action && random() < 0.3 ? 'done' : 'pending'

@@ -21,7 +21,7 @@ try {
 } catch (error) {
   // parseArgs's message is a sentence (its stack is noise here); an unknown flag's also explains `--`.
   const { code, message } = error as { code?: string; message: string }
-  refuse(code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `unknown option ${/'[^']+'/.exec(message)?.[0] ?? ''}` : message.split('\n')[0]!)
+  refuse(code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `unknown option ${/'[^']+'/.exec(message)?.[0] ?? ''}` : message.split('\n')[0] ?? message)
 }
 if (parsed.values.help) {
   console.log(USAGE)

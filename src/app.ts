@@ -47,12 +47,12 @@ function bodyParser(config: Config, authenticate: (request: Request) => Promise<
   const { jsonBodyBytes, uploadBytes, bodyTimeoutMs } = config.limits
   return new Elysia().onParse({ as: 'global' }, async ({ request, contentType }) => {
     await authenticate(request)
-    const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase()
+    const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
     if (type === 'multipart/form-data') {
       // The image plus a little room for the text fields; the domain checks the image itself.
       const bytes = await readBody(request, uploadBytes + 64 * 1024, bodyTimeoutMs)
       try {
-        return await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': request.headers.get('content-type')! } }).formData()
+        return await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': request.headers.get('content-type') ?? '' } }).formData()
       } catch {
         throw invalid('The multipart body could not be parsed.')
       }

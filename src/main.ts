@@ -30,7 +30,7 @@ async function main() {
     // One line, and never the URL's credentials (a driver may quote the URL in its message).
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
     const message = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
-    console.error(`Database error: ${redactDatabaseUrl(config.database.url)}: ${message.split('\n')[0]!.split(config.database.url).join('[DATABASE_URL]')}`)
+    console.error(`Database error: ${redactDatabaseUrl(config.database.url)}: ${(message.split('\n')[0] ?? '').split(config.database.url).join('[DATABASE_URL]')}`)
     process.exit(1)
   }
 

@@ -35,7 +35,7 @@ export function createCallerResolver(db: Db, verifySession: SessionVerifier, clo
     if (!authorization) throw unauthorized('Authentication required: send Authorization: Bearer <token>.')
     const match = /^Bearer ([\x21-\x7e]+)$/i.exec(authorization.trim())
     if (!match) throw unauthorized('Malformed Authorization header; expected "Bearer <token>".', 'malformed header')
-    const token = match[1]!
+    const token = match[1] ?? ''
 
     if (token.startsWith(AGENT_TOKEN_PREFIX)) {
       const verified = isWellFormedAgentToken(token) ? await verifyAgentToken(db, token, lastUsedWrites, clock.now()) : null

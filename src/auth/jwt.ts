@@ -29,7 +29,7 @@ export function createSessionVerifier(config: JwtConfig): SessionVerifier {
       // session for ever. Both the issued lifetime and the time left count, so a future `iat`
       // cannot stretch it.
       const now = Math.floor(Date.now() / 1000)
-      const exp = payload.exp!
+      const exp = payload.exp ?? 0
       if (exp - now > config.maxAgeSeconds || (payload.iat !== undefined && exp - payload.iat > config.maxAgeSeconds)) {
         return { ok: false, reason: 'too_long' }
       }

@@ -105,7 +105,7 @@ export class DatabaseTokenBuckets implements RateLimitStore {
       sql: 'SELECT min(:cap, tokens + (:now - at) * :rate) AS tokens FROM rate_buckets WHERE key = :key',
       args: { key, now, cap: this.perMinute, rate: this.refillPerMs },
     })
-    const tokens = current.rows.length === 0 ? this.perMinute : Number(current.rows[0]!.tokens)
+    const tokens = current.rows.length === 0 ? this.perMinute : Number(current.rows[0]?.tokens ?? this.perMinute)
     const allowed = tokens >= count
     const missing = allowed ? this.perMinute - tokens : count - tokens
     return { allowed, limit: this.perMinute, remaining: Math.max(0, Math.floor(tokens)), resetSeconds: Math.max(1, Math.ceil(missing / this.refillPerMs / 1000)) }

@@ -46,7 +46,7 @@ const BUSY_TIMEOUT_MS = 5000
 
 function localPath(url: string): string | null {
   if (!url.startsWith('file:')) return null
-  const path = url.slice('file:'.length).split('?')[0]!
+  const [path = ''] = url.slice('file:'.length).split('?')
   return path && path !== ':memory:' ? path : null
 }
 

@@ -117,7 +117,7 @@ export async function revokeAgentToken(deps: Deps, caller: Caller, id: string): 
       { sql: 'UPDATE agent_tokens SET revoked_at = :now WHERE id = :id AND user_id = :uid AND revoked_at IS NULL RETURNING id', args: p },
     ],
   )
-  if (results[2]!.rows.length === 0) throw notFound('Agent token')
+  if (!results[2]?.rows.length) throw notFound('Agent token')
   deps.changes.poke()
 }
 

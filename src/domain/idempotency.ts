@@ -38,7 +38,7 @@ export async function reserveIdempotencyKey(deps: Deps, owner: string, key: stri
       },
     ],
   )
-  if (inserted!.rows.length > 0) {
+  if (inserted?.rows.length) {
     // Now and then, forget every expired key (the index on created_at makes this cheap).
     if (Math.random() < 0.01) await deps.db.$client.execute({ sql: 'DELETE FROM idempotency_keys WHERE created_at <= ?', args: [p.expired] })
     return { kind: 'run' }

@@ -79,6 +79,12 @@ export interface Lease {
   attempt: number
 }
 
+/** The caller's lease on an item it just claimed. */
+export function leaseOf(item: Item): Lease {
+  if (item.leaseId === null || item.leaseExpiresAt === null) throw new Error(`item ${item.id} is not held by the caller`)
+  return { id: item.leaseId, expiresAt: item.leaseExpiresAt, attempt: item.attempts }
+}
+
 export type ClaimNextResult = { item: Item; lease: Lease } | { item: null; lease: null }
 
 /** One attempt: a single statement picks the oldest claimable item and claims it. */
@@ -109,10 +115,10 @@ async function claimOnce(deps: Deps, caller: Caller, filter: WorkFilter, leaseSe
       },
     ],
   )
-  const row = updated!.rows[0]
+  const row = updated?.rows[0]
   if (!row) return { item: null, lease: null }
   const item = toItemRecord(row, caller, now).item
-  return { item, lease: { id: item.leaseId!, expiresAt: item.leaseExpiresAt!, attempt: item.attempts } }
+  return { item, lease: leaseOf(item) }
 }
 
 /** When, at the latest, something pending of this user could become claimable by time alone. */

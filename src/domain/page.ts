@@ -18,8 +18,9 @@ export function decodeCursor(raw: string): Cursor {
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(raw)) throw bad()
   const decoded = Buffer.from(raw, 'base64url').toString('utf8')
   const match = /^(\d{1,15}):([A-Za-z0-9_-]{1,64})$/.exec(decoded)
-  if (!match || encodeCursor({ createdAt: Number(match[1]), id: match[2]! }) !== raw) throw bad()
-  return { createdAt: Number(match[1]), id: match[2]! }
+  const [, at, id] = match ?? []
+  if (!at || !id || encodeCursor({ createdAt: Number(at), id }) !== raw) throw bad()
+  return { createdAt: Number(at), id }
 }
 
 /** One page of a keyset walk. `cursorAt(i)` resumes right after item i (GraphQL edge cursors). */
@@ -34,6 +35,10 @@ export interface Page<T> {
 export function toPage(records: ItemRecord[], limit: number): Page<ItemRecord['item']> {
   const more = records.length > limit
   const items = (more ? records.slice(0, limit) : records).map((r) => r.item)
-  const cursorAt = (i: number) => encodeCursor({ createdAt: items[i]!.createdAt, id: items[i]!.id })
+  const cursorAt = (i: number) => {
+    const item = items[i]
+    if (!item) throw new RangeError(`no item ${i} on this page`)
+    return encodeCursor({ createdAt: item.createdAt, id: item.id })
+  }
   return { items, nextCursor: more && items.length > 0 ? cursorAt(items.length - 1) : null, cursorAt }
 }

@@ -209,7 +209,7 @@ export async function updateItem(deps: Deps, caller: Caller, id: string, input: 
     }
 
     const results = await deps.db.$batch(statements)
-    const updated = results[events.length]!.rows[0]
+    const updated = results[events.length]?.rows[0]
     if (updated) {
       deps.changes.poke()
       return visibleItem(caller, toItemRecord(updated, caller, now).item)

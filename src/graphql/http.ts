@@ -44,7 +44,7 @@ export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
     try {
       caller = await options.resolveCaller(request.headers.get('authorization'), clientAddress, request)
       if (request.method === 'POST') {
-        const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+        const type = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase()
         if (type !== 'application/json') {
           throw new AppError('unsupported_media_type', 'Send GraphQL requests as application/json.')
         }

@@ -10,7 +10,7 @@ import { rateHeaders, UNKNOWN_CLIENT, type CallerRateLimiter } from '../auth/rat
  */
 export function addressKey(address: string): string {
   if (!address.includes(':') || /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address)) return address.replace(/^::ffff:/i, '')
-  const [head = '', tail = ''] = address.split('%')[0]!.split('::')
+  const [head = '', tail = ''] = (address.split('%')[0] ?? '').split('::')
   const left = head ? head.split(':') : []
   const right = address.includes('::') ? (tail ? tail.split(':') : []) : []
   const groups = [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]

@@ -35,7 +35,7 @@ export async function readBody(request: Request, limit: number, timeoutMs: numbe
   } finally {
     clearTimeout(timer)
   }
-  if (chunks.length === 1) return chunks[0]!
+  if (chunks.length === 1 && chunks[0]) return chunks[0]
   const bytes = new Uint8Array(size)
   let at = 0
   for (const chunk of chunks) {

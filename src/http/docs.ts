@@ -84,7 +84,7 @@ export function preciseSchema(node: Json): Json {
     const numericString = branches.find((b) => b.type === 'string' && (b.format === 'integer' || b.format === 'numeric'))
     if (branches.length === 2 && numeric && numericString) return { ...outer, ...numeric }
     if (branches.length > 0 && branches.every((b) => b.type === 'string' && typeof b.const === 'string' && Object.keys(b).length === 2)) {
-      return { ...outer, type: 'string', enum: branches.map((b) => b.const!) }
+      return { ...outer, type: 'string', enum: branches.map((b) => b.const as string) }
     }
   }
   return out
@@ -95,7 +95,7 @@ const canonical = (node: Json): string =>
   Array.isArray(node)
     ? `[${node.map(canonical).join(',')}]`
     : isObject(node)
-      ? `{${Object.keys(node).sort().map((k) => `${JSON.stringify(k)}:${canonical(node[k]!)}`).join(',')}}`
+      ? `{${Object.keys(node).sort().map((k) => `${JSON.stringify(k)}:${canonical(node[k] ?? null)}`).join(',')}}`
       : JSON.stringify(node)
 
 /** Replaces, top-down, every subtree equal to a named schema with a `$ref` to it. */
@@ -140,7 +140,7 @@ const OPERATION_IDS: Record<string, string> = {
 }
 
 const VERBS: Record<string, string> = { get: 'get', post: 'create', put: 'replace', patch: 'update', delete: 'delete' }
-const words = (segment: string) => segment.split(/[-_.]/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1))
+const words = (segment: string) => segment.split(/[-_.]/).filter(Boolean).map((w) => w.charAt(0).toUpperCase() + w.slice(1))
 
 export function operationIdFor(method: string, path: string): string {
   const known = OPERATION_IDS[`${method.toUpperCase()} ${path}`]

@@ -14,7 +14,7 @@ function scalarBundle(): { version: string; script: Uint8Array } {
   return { version, script: readFileSync(join(dist, 'browser', 'standalone.js')) }
 }
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c)
 
 /**
  * Everything the page needs comes from this server: no CDN, no web fonts, no telemetry, no

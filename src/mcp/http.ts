@@ -40,7 +40,7 @@ function refuse(error: AppError, request: Request): Response {
 }
 
 /** JSON unless the client lists SSE first: every MCP client accepts both, JSON is simpler to proxy and log. */
-const prefersSse = (accept: string | null) => (accept ?? '').split(',')[0]!.trim().toLowerCase().startsWith('text/event-stream')
+const prefersSse = (accept: string | null) => ((accept ?? '').split(',')[0] ?? '').trim().toLowerCase().startsWith('text/event-stream')
 
 /**
  * `/mcp`, stateless Streamable HTTP (CONTRACT 9): each POST authenticates, builds a server for

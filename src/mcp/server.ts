@@ -150,7 +150,7 @@ export function createMcpServer(deps: Deps, caller: Caller): McpServer {
   const held = scopesOf(caller)
   const allowed = TOOLS.filter((tool) => tool.scopes.every((scope) => held.includes(scope)))
 
-  mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: allowed.map((tool) => LISTINGS.get(tool.name)!) }))
+  mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: allowed.flatMap((tool) => LISTINGS.get(tool.name) ?? []) }))
   mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     // Unlisted tools still run: the domain refuses them with insufficient_scope, as REST would.
     const tool = TOOLS.find((candidate) => candidate.name === request.params.name)

@@ -4,7 +4,7 @@ import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js'
 import { claimantOf, scopesOf, type AgentTokenScope, type Caller } from '../domain/caller'
 import type { Deps } from '../domain/deps'
 import { iso } from '../domain/ids'
-import { claimNext, listInbox } from '../domain/inbox'
+import { claimNext, leaseOf, listInbox } from '../domain/inbox'
 import type { Item } from '../domain/item'
 import { getItem } from '../domain/items'
 import { LIMITS } from '../domain/rules'
@@ -38,7 +38,10 @@ export interface Tool {
   output: TSchema
   /** The tool takes `idempotency_key`: a retry with the same key replays the first result. */
   replayable: boolean
+  // Each tool's own types live in `tool()` below; the list holds them alike.
+  // biome-ignore lint/suspicious/noExplicitAny: erased on purpose, checked per tool by tool()
   run(ctx: ToolContext, args: any): Promise<Record<string, unknown>>
+  // biome-ignore lint/suspicious/noExplicitAny: as above
   text(result: any): string
 }
 
@@ -99,7 +102,7 @@ const itemLine = (i: ItemJson) =>
 const leaseLine = (l: Static<typeof LeaseSchema>) => `lease ${l.id} expires ${l.expires_at} (attempt ${l.attempt})`
 
 /** The lease of the caller's own live claim, as claim next reports it. */
-const leaseOf = (item: Item) => leaseJson({ id: item.leaseId!, expiresAt: item.leaseExpiresAt!, attempt: item.attempts })
+const leaseOfItem = (item: Item) => leaseJson(leaseOf(item))
 
 const change = (ctx: ToolContext, id: string, input: WorkflowChangeInput) => updateItem(ctx.deps, ctx.caller, id, input)
 
@@ -240,7 +243,7 @@ export const TOOLS: readonly Tool[] = [
     output: ItemAndLease,
     async run(ctx, a) {
       const item = await change(ctx, a.item_id, { claimAction: 'claim', leaseSeconds: a.lease_seconds, leaseId: a.lease_id })
-      return { item: itemJson(item), lease: leaseOf(item) }
+      return { item: itemJson(item), lease: leaseOfItem(item) }
     },
     text: (r) => `${itemLine(r.item)}\n${leaseLine(r.lease)}`,
   }),
