@@ -19,6 +19,7 @@ import { systemClock, type Clock, type Deps } from './domain/deps'
 import { ChangeFollower } from './domain/change-follower'
 import { withIdempotency } from './http/idempotency'
 import { graphqlHandler } from './graphql/http'
+import { changeRoutes } from './http/changes'
 
 export interface AppDeps {
   config: Config
@@ -126,6 +127,7 @@ export function createApp(deps: AppDeps) {
     .use(systemRoutes(db))
     .use(itemRoutes({ deps: domain, resolveCaller, rateLimit }))
     .use(agentTokenRoutes(domain, resolveCaller, rateLimit))
+    .use(changeRoutes({ deps: domain, resolveCaller, rateLimit, keepAliveMs: config.push.keepAliveMs }))
   if (images instanceof LocalImageStore) app.use(fileRoutes(images, clock))
   let spec: unknown
   const completedSpec = async () => (spec ??= completeSpec(await (await app.handle(new Request('http://localhost/openapi/generated.json'))).json()))

@@ -39,6 +39,8 @@ export interface Config {
   corsOrigins: string[]
   /** Fresh claims after which an item is stuck (MAX_CLAIM_ATTEMPTS). */
   maxClaimAttempts: number
+  /** Live events (SSE_KEEPALIVE_MS) and webhooks (WEBHOOK_*), CONTRACT 8. */
+  push: PushConfig
   limits: {
     jsonBodyBytes: number
     uploadBytes: number
@@ -46,6 +48,38 @@ export interface Config {
     maxWaiters: number
     maxWaitersPerCaller: number
   }
+}
+
+export interface PushConfig {
+  /** A comment line on every open event stream at least this often. */
+  keepAliveMs: number
+  webhooks: {
+    /** Seconds to wait before each retry; a delivery is given up after the last. */
+    retrySchedule: number[]
+    /** Deliver to loopback, private, link-local and multicast addresses (tests, private deployments). */
+    allowPrivateNetworks: boolean
+    /** One delivery attempt's time limit. */
+    timeoutMs: number
+    /** How often each process looks for changes to enqueue and deliveries that are due. */
+    pollMs: number
+  }
+}
+
+function retrySchedule(raw: string | undefined): number[] {
+  const text = raw === undefined || raw.trim() === '' ? '5,300,1800,7200,18000,36000' : raw
+  const parts = text.split(',').map((p) => p.trim())
+  if (parts.length > 20 || parts.some((p) => !/^\d{1,6}(\.\d{1,3})?$/.test(p))) {
+    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be up to 20 comma-separated numbers of seconds, got "${raw}"`)
+  }
+  return parts.map(Number)
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (raw === 'true' || raw === '1') return true
+  if (raw === 'false' || raw === '0') return false
+  throw new ConfigError(name, `must be true or false, got "${raw}"`)
 }
 
 /** A configuration error names the variable; main prints it as one line and exits. */
@@ -214,6 +248,15 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: url(env, 'PUBLIC_URL', ['https:', 'http:'])?.origin,
     corsOrigins,
     maxClaimAttempts: int(env, 'MAX_CLAIM_ATTEMPTS', 5, 1, 1000),
+    push: {
+      keepAliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 50, 15_000),
+      webhooks: {
+        retrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+        allowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+        timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+        pollMs: int(env, 'WEBHOOK_POLL_MS', 500, 10, 60_000),
+      },
+    },
     limits: {
       jsonBodyBytes: int(env, 'MAX_JSON_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
       uploadBytes: int(env, 'MAX_UPLOAD_BYTES', 10 * 1024 * 1024, 1024, 512 * 1024 * 1024),

@@ -176,7 +176,8 @@ export function visibleItem(caller: Caller, item: Item): Item {
 
 /**
  * Deletes one of the signed-in owner's items with its tags, history and stored image. The change
- * log keeps one `deleted` record, written in the same transaction.
+ * log keeps one `deleted` record, written in the same transaction; its `to` keeps the item's
+ * requested action, so inbox streams still learn that an inbox item went away.
  */
 export async function deleteItem(deps: Deps, caller: Caller, id: string): Promise<void> {
   requireSession(caller)
@@ -188,7 +189,7 @@ export async function deleteItem(deps: Deps, caller: Caller, id: string): Promis
       { sql: `DELETE FROM item_events WHERE item_id = :id AND user_id = :uid`, args: p },
       {
         sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
-              SELECT id, user_id, :now, 'user', user_id, NULL, 'deleted', NULL, NULL, NULL FROM items WHERE ${mine}`,
+              SELECT id, user_id, :now, 'user', user_id, NULL, 'deleted', NULL, requested_action, NULL FROM items WHERE ${mine}`,
         args: p,
       },
       { sql: 'DELETE FROM item_tags WHERE item_id = :id AND user_id = :uid', args: p },
