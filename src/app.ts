@@ -116,10 +116,13 @@ export function createApp(deps: AppDeps) {
     // JSON body parser, which would otherwise consume the stream despite `parse: 'none'`.
     .all(
       '/graphql',
-      async ({ request }) =>
-        request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
+      async ({ request, server }) => {
+        // Subscriptions stream over SSE: no idle timeout (Yoga sends its own keep-alive pings).
+        if ((request.headers.get('accept') ?? '').includes('text/event-stream')) server?.timeout(request, 0)
+        return request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
           ? new Response(await graphiqlPage(), { headers: { 'content-type': 'text/html; charset=utf-8' } })
-          : handleGraphQL(request),
+          : handleGraphQL(request)
+      },
       { parse: 'none', detail: { hide: true } },
     )
     .use(bodyParser(config))

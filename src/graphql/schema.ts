@@ -6,6 +6,7 @@ import './item'
 import './connection'
 import './items'
 import './agent-token'
+import './changes'
 
 let schema: GraphQLSchema | undefined
 
