@@ -20,6 +20,8 @@ import { ChangeFollower } from './domain/change-follower'
 import { withIdempotency } from './http/idempotency'
 import { graphqlHandler } from './graphql/http'
 import { changeRoutes } from './http/changes'
+import { webhookRoutes } from './http/webhooks'
+import { WebhookDispatcher } from './webhooks/dispatcher'
 
 export interface AppDeps {
   config: Config
@@ -92,6 +94,7 @@ export function createApp(deps: AppDeps) {
       maxWaitersPerCaller: config.limits.maxWaitersPerCaller,
     },
     changes: new ChangeFollower(db),
+    webhooks: config.push.webhooks,
   }
   const resolveCaller = createCallerResolver(db, createSessionVerifier(config.jwt), clock)
   const rateLimit = createRateLimiter(
@@ -131,6 +134,7 @@ export function createApp(deps: AppDeps) {
     .use(itemRoutes({ deps: domain, resolveCaller, rateLimit }))
     .use(agentTokenRoutes(domain, resolveCaller, rateLimit))
     .use(changeRoutes({ deps: domain, resolveCaller, rateLimit, keepAliveMs: config.push.keepAliveMs }))
+    .use(webhookRoutes(domain, resolveCaller, rateLimit))
   if (images instanceof LocalImageStore) app.use(fileRoutes(images, clock))
   let spec: unknown
   const completedSpec = async () => (spec ??= completeSpec(await (await app.handle(new Request('http://localhost/openapi/generated.json'))).json()))
@@ -143,12 +147,14 @@ export function createApp(deps: AppDeps) {
     },
     { detail: { hide: true } },
   )
-  app.onStop(() => domain.changes.close())
+  const webhooks = new WebhookDispatcher(domain, config.push.webhooks.pollMs)
+  webhooks.start()
+  app.onStop(() => (domain.changes.close(), webhooks.stop()))
   // Idempotency wraps the whole app: a replay is the first answer, byte for byte. `handle` is
   // what tests call and what main.ts serves.
   const inner = (request: Request) => app.fetch(request) as Promise<Response>
   app.handle = withIdempotency(domain, resolveCaller, inner)
-  return Object.assign(app, { deps: domain })
+  return Object.assign(app, { deps: domain, webhooks })
 }
 
 export type App = ReturnType<typeof createApp>

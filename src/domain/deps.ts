@@ -2,6 +2,7 @@ import type { Db } from '../db/client'
 import type { Logger } from '../logger'
 import type { ImageStore } from '../storage/images'
 import type { ChangeFollower } from './change-follower'
+import type { WebhookPolicy } from './webhooks'
 
 /** The one source of "now" for every rule that depends on time: leases, links, expiry. */
 export interface Clock {
@@ -33,4 +34,6 @@ export interface Deps {
   logger: Logger
   /** Follows the change log, so waiting requests and streams learn of changes from any process. */
   changes: ChangeFollower
+  /** Webhook settings (WEBHOOK_*); absent: the defaults, private networks refused. */
+  webhooks?: WebhookPolicy
 }

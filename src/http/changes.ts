@@ -7,14 +7,8 @@ import type { Deps } from '../domain/deps'
 import { authentication, secured } from './auth'
 import { ChangePageSchema, ChangesQuery, EventsQuery } from './push-schemas'
 import { documented, errors } from './schemas'
-import { itemJson } from './serialize'
+import { changeJson } from './push-serialize'
 
-const iso = (ms: number) => new Date(ms).toISOString()
-
-/** A change record in REST's spelling. */
-export const changeJson = (c: ChangeRecord) => ({
-  seq: c.seq, at: iso(c.at), item_id: c.itemId, action: c.action, actor: c.actor, item: c.item ? itemJson(c.item) : null,
-})
 
 export interface ChangeRouteDeps {
   deps: Deps
