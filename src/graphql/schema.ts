@@ -7,6 +7,7 @@ import './connection'
 import './items'
 import './agent-token'
 import './changes'
+import './webhooks'
 
 let schema: GraphQLSchema | undefined
 
