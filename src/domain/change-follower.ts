@@ -26,6 +26,8 @@ export class ChangeFollower {
   private size = 0
   private streams = 0
   private polling = false
+  /** Renderings of a live row, shared by every stream of one caller (see `memo`). */
+  private readonly rendered = new WeakMap<RawRow, Map<string, unknown>>()
 
   constructor(
     private readonly db: Db,
@@ -68,6 +70,17 @@ export class ChangeFollower {
         if (!this.polling) this.last = -1
       }
     }
+  }
+
+  /**
+   * One rendering of a live row per `key` (the reader's identity): a thousand streams of one
+   * user render and encode each change once, not a thousand times. Dropped with the row.
+   */
+  memo<T>(row: RawRow, key: string, make: () => T): T {
+    let byKey = this.rendered.get(row)
+    if (!byKey) this.rendered.set(row, (byKey = new Map()))
+    if (!byKey.has(key)) byKey.set(key, make())
+    return byKey.get(key) as T
   }
 
   /** Claim-next waiters in this process (streams are counted apart). */

@@ -1,6 +1,6 @@
 import type { RawRow } from '../db/client'
 import { invalidField } from '../errors'
-import { requireScope, type Caller } from './caller'
+import { claimantOf, requireScope, type Caller } from './caller'
 import { CHANGE_SELECT, changeSeq, toChangeRecord, type ChangeRecord } from './change-record'
 import type { Deps } from './deps'
 import { pageLimit } from './rules'
@@ -85,6 +85,12 @@ export async function followChanges(deps: Deps, caller: Caller, input: FollowInp
 }
 
 const CATCH_UP_PAGE = 200
+/**
+ * Live rows a stream may hold unread. A client that falls this far behind is closed: it
+ * reconnects with Last-Event-ID and catches up from the log, instead of the process buffering
+ * for it without bound.
+ */
+const MAX_BACKLOG = 5000
 
 export class ChangeStream implements AsyncIterableIterator<ChangeRecord> {
   private readonly queue: ChangeRecord[] = []
@@ -94,6 +100,7 @@ export class ChangeStream implements AsyncIterableIterator<ChangeRecord> {
   private wake: (() => void) | undefined
   private readonly unsubscribe: () => void
   private readonly onAbort = () => void this.return()
+  private readonly readerKey: string
 
   constructor(
     private readonly deps: Deps,
@@ -103,9 +110,12 @@ export class ChangeStream implements AsyncIterableIterator<ChangeRecord> {
     private readonly inboxOnly: boolean,
     private readonly signal?: AbortSignal,
   ) {
+    const me = claimantOf(caller)
+    this.readerKey = `${me.kind}:${me.id}`
     this.unsubscribe = deps.changes.follow(caller.userId, (rows) => {
-      this.live.push(...rows)
-      this.wake?.()
+      for (const row of rows) this.live.push(row)
+      if (this.live.length + this.queue.length > MAX_BACKLOG) this.close()
+      else this.wake?.()
     })
     if (signal?.aborted) this.close()
     else signal?.addEventListener('abort', this.onAbort)
@@ -127,14 +137,14 @@ export class ChangeStream implements AsyncIterableIterator<ChangeRecord> {
       if (record) return { done: false, value: record }
       if (!this.caughtUp) {
         const rows = await readChanges(this.deps, this.caller.userId, this.cursor, CATCH_UP_PAGE)
-        this.accept(rows)
+        this.accept(rows, false)
         if (rows.length < CATCH_UP_PAGE) this.caughtUp = true
         continue
       }
       if (this.live.length > 0) {
         const rows = this.live
         this.live = []
-        this.accept(rows)
+        this.accept(rows, true)
         continue
       }
       await new Promise<void>((resolve) => (this.wake = resolve))
@@ -142,13 +152,16 @@ export class ChangeStream implements AsyncIterableIterator<ChangeRecord> {
     }
   }
 
-  private accept(rows: RawRow[]) {
+  private accept(rows: RawRow[], live: boolean) {
     const now = this.deps.clock.now()
     for (const row of rows) {
       const seq = changeSeq(row)
       if (seq <= this.cursor) continue
       this.cursor = seq
-      const { record, inbox } = toChangeRecord(row, this.caller, now)
+      // Live rows are shared by the process's streams: render once per reader identity.
+      const { record, inbox } = live
+        ? this.deps.changes.memo(row, this.readerKey, () => toChangeRecord(row, this.caller, now))
+        : toChangeRecord(row, this.caller, now)
       if (!this.inboxOnly || inbox) this.queue.push(record)
     }
     // While catching up, the log itself is read; live rows up to here are already in the queue.

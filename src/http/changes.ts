@@ -25,6 +25,13 @@ const sseEvent = (c: ChangeRecord) => encoder.encode(`id: ${c.seq}\nevent: ${c.a
 
 /** `/api/saved/changes` (the resumable feed) and `/api/saved/events` (the same records, live, over SSE). */
 export function changeRoutes({ deps, resolveCaller, rateLimit, keepAliveMs }: ChangeRouteDeps) {
+  // Live records are shared by the streams of one reader (ChangeFollower.memo): encode each once.
+  const encoded = new WeakMap<ChangeRecord, Uint8Array>()
+  const eventBytes = (c: ChangeRecord) => {
+    let bytes = encoded.get(c)
+    if (!bytes) encoded.set(c, (bytes = sseEvent(c)))
+    return bytes
+  }
   return new Elysia({ prefix: '/api/saved' })
     .use(authentication(resolveCaller, rateLimit))
     .get(
@@ -75,7 +82,7 @@ export function changeRoutes({ deps, resolveCaller, rateLimit, keepAliveMs }: Ch
               try {
                 controller.close()
               } catch {}
-            } else controller.enqueue(sseEvent(next.value))
+            } else controller.enqueue(eventBytes(next.value))
           },
           cancel: stop,
         })
