@@ -82,7 +82,18 @@ export function changeRoutes({ deps, resolveCaller, rateLimit, keepAliveMs }: Ch
               try {
                 controller.close()
               } catch {}
-            } else controller.enqueue(eventBytes(next.value))
+            } else {
+              // Whatever else is ready goes out in the same write.
+              const more = stream.takeReady()
+              if (more.length === 0) controller.enqueue(eventBytes(next.value))
+              else {
+                const parts = [next.value, ...more].map(eventBytes)
+                const chunk = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0))
+                let at = 0
+                for (const p of parts) chunk.set(p, at), (at += p.byteLength)
+                controller.enqueue(chunk)
+              }
+            }
           },
           cancel: stop,
         })
