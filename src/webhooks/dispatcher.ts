@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { InStatement, Row } from '@libsql/client'
+import type { InStatement } from '@libsql/client'
 import { Webhook as Signer } from 'standardwebhooks'
 import { CHANGE_SELECT, changeSeq, changeUser, toChangeRecord } from '../domain/change-record'
 import type { Deps } from '../domain/deps'
@@ -27,11 +27,11 @@ interface Outcome {
  * Delivers webhooks (CONTRACT 8). Every server process runs one; they share nothing but the
  * database:
  *
- * 1. Enqueue: the dispatcher follows the change log. In one write transaction it reads the
- *    changes after each enabled endpoint's `enqueued_seq`, writes one outbox row per matching
- *    change (payload frozen, so every retry sends the same bytes) and moves `enqueued_seq` on.
- *    The unique (endpoint, seq) key and the moved position make this exactly-once whichever
- *    process gets there first. (Writing the outbox in each change's own transaction would touch
+ * 1. Enqueue: the dispatcher follows the change log. It reads the changes after each enabled
+ *    endpoint's `enqueued_seq`, then in one write batch inserts one outbox row per matching
+ *    change (payload frozen, so every retry sends the same bytes) and moves `enqueued_seq` on,
+ *    every statement conditional on the position it read. The unique (endpoint, seq) key and
+ *    that condition make this exactly-once whichever process gets there first. (Writing the outbox in each change's own transaction would touch
  *    every write path; following the log keeps them as they are, at the cost of up to one poll
  *    interval of latency.)
  * 2. Deliver: due rows are claimed with one conditional UPDATE … RETURNING that sets a lease,
@@ -84,52 +84,52 @@ export class WebhookDispatcher {
     this.schedule(this.pollMs)
   }
 
-  /** Writes the outbox rows for changes no process has enqueued yet. */
+  /**
+   * Writes the outbox rows for changes no process has enqueued yet. Read first, then one write
+   * batch in which every insert and the move of `enqueued_seq` are conditional on the position
+   * read: if another process got there first, this batch changes nothing.
+   */
   private async enqueue() {
     const db = this.deps.db
-    const [due] = await db.$query(
-      'SELECT 1 AS due FROM webhooks WHERE enabled = 1 AND enqueued_seq < (SELECT coalesce(max(id), 0) FROM item_events) LIMIT 1',
+    const [top] = await db.$query('SELECT coalesce(max(id), 0) AS m FROM item_events')
+    const max = Number(top?.m ?? 0)
+    const hooks = await db.$query(
+      'SELECT id, user_id, actions, enqueued_seq FROM webhooks WHERE enabled = 1 AND enqueued_seq < ? ORDER BY enqueued_seq LIMIT 100',
+      [max],
     )
-    if (!due) return
-    const tx = await db.$client.transaction('write')
-    try {
-      const max = Number((await tx.execute('SELECT coalesce(max(id), 0) AS m FROM item_events')).rows[0]!.m)
-      const hooks = (await tx.execute({
-        sql: 'SELECT id, user_id, actions, enqueued_seq FROM webhooks WHERE enabled = 1 AND enqueued_seq < ? ORDER BY enqueued_seq LIMIT 100',
-        args: [max],
-      })).rows
-      if (hooks.length === 0) return void (await tx.commit())
-      const from = Math.min(...hooks.map((h) => Number(h.enqueued_seq)))
-      const users = [...new Set(hooks.map((h) => String(h.user_id)))]
-      const rows = (await tx.execute({
-        sql: `${CHANGE_SELECT} WHERE e.id > ? AND e.id <= ? AND e.user_id IN (${users.map(() => '?').join(', ')}) ORDER BY e.id LIMIT ${ENQUEUE_BATCH}`,
-        args: [from, max, ...users],
-      })).rows
-      const upto = rows.length === ENQUEUE_BATCH ? changeSeq(rows[rows.length - 1]!) : max
-      const now = this.deps.clock.now()
-      const statements: InStatement[] = []
-      for (const hook of hooks) {
-        const userId = String(hook.user_id)
-        const actions = JSON.parse(String(hook.actions)) as string[]
-        const start = Number(hook.enqueued_seq)
-        for (const row of rows as Row[]) {
-          if (changeUser(row) !== userId || changeSeq(row) <= start) continue
-          // The record as the endpoint's owner sees it, at the moment it is enqueued.
-          const { record } = toChangeRecord(row, { kind: 'user', userId }, now)
-          if (actions.length > 0 && !actions.includes(record.action)) continue
-          statements.push({
-            sql: `INSERT OR IGNORE INTO webhook_deliveries (webhook_id, user_id, seq, action, payload, status, attempts, next_attempt_at, created_at)
-                  VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
-            args: [String(hook.id), userId, Number(record.seq), record.action, webhookPayload(record), now, now],
-          })
-        }
-        statements.push({ sql: 'UPDATE webhooks SET enqueued_seq = ? WHERE id = ? AND enqueued_seq < ?', args: [upto, String(hook.id), upto] })
+    if (hooks.length === 0) return
+    const from = Math.min(...hooks.map((h) => Number(h.enqueued_seq)))
+    const users = [...new Set(hooks.map((h) => String(h.user_id)))]
+    const rows = await db.$rows(
+      `${CHANGE_SELECT} WHERE e.id > ? AND e.id <= ? AND e.user_id IN (${users.map(() => '?').join(', ')}) ORDER BY e.id LIMIT ${ENQUEUE_BATCH}`,
+      [from, max, ...users],
+    )
+    const upto = rows.length === ENQUEUE_BATCH ? changeSeq(rows[rows.length - 1]!) : max
+    const now = this.deps.clock.now()
+    const statements: InStatement[] = []
+    for (const hook of hooks) {
+      const userId = String(hook.user_id)
+      const actions = JSON.parse(String(hook.actions)) as string[]
+      const start = Number(hook.enqueued_seq)
+      if (start >= upto) continue
+      const still = 'EXISTS (SELECT 1 FROM webhooks WHERE id = :hook AND enabled = 1 AND enqueued_seq = :start)'
+      for (const row of rows) {
+        if (changeUser(row) !== userId || changeSeq(row) <= start) continue
+        // The record as the endpoint's owner sees it, at the moment it is enqueued.
+        const { record } = toChangeRecord(row, { kind: 'user', userId }, now)
+        if (actions.length > 0 && !actions.includes(record.action)) continue
+        statements.push({
+          sql: `INSERT OR IGNORE INTO webhook_deliveries (webhook_id, user_id, seq, action, payload, status, attempts, next_attempt_at, created_at)
+                SELECT :hook, :user, :seq, :action, :payload, 'pending', 0, :now, :now WHERE ${still}`,
+          args: { hook: String(hook.id), user: userId, seq: Number(record.seq), action: record.action, payload: webhookPayload(record), now, start },
+        })
       }
-      await tx.batch(statements)
-      await tx.commit()
-    } finally {
-      tx.close()
+      statements.push({
+        sql: 'UPDATE webhooks SET enqueued_seq = :upto WHERE id = :hook AND enabled = 1 AND enqueued_seq = :start',
+        args: { upto, hook: String(hook.id), start },
+      })
     }
+    if (statements.length > 0) await db.$client.batch(statements, 'write')
   }
 
   /** Claims due deliveries (each by exactly one process) and attempts them without waiting. */
