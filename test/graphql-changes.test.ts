@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createItem, JWT_SECRET, sessionToken, setup } from './helpers'
+import { agentToken, createItem, JWT_SECRET, sessionToken, setup } from './helpers'
 import { startServer } from './server'
 import { sseReader } from './sse'
 
@@ -120,6 +120,36 @@ describe('GraphQL changes', () => {
     expect(JSON.parse(e.data!).data.itemChanged.itemId).toBe(wanted.id)
     controller.abort()
     await reader.cancel()
+    for (let i = 0; i < 50 && ctx.app.deps.changes.streamCount > 0; i++) await Bun.sleep(10)
+    expect(ctx.app.deps.changes.streamCount).toBe(0)
+  })
+
+  test('subscription arguments are honoured, inline or as variables; a bad after or a missing scope is an error event', async () => {
+    const ctx = await setup()
+    const alice = await sessionToken('alice')
+    const first = await createItem(ctx, alice, { title: 'one' })
+    const second = await createItem(ctx, alice, { title: 'two', requested_action: 'save' })
+    const open = async (token: string, body: unknown) => {
+      const res = await ctx.app.handle(new Request('http://localhost/graphql', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify(body),
+      }))
+      return sseReader(res)
+    }
+    // Inline `after: "0"` replays from the start; `inbox: true` leaves out the item without a requested action.
+    const inline = await open(alice, { query: 'subscription { itemChanged(after: "0", inbox: true) { itemId } }' })
+    expect(JSON.parse((await inline.next((e) => e.event === 'next', 2000)).data!).data.itemChanged.itemId).toBe(second.id)
+    await inline.cancel()
+    const named = await open(alice, { query: 'subscription ($from: String) { itemChanged(after: $from) { itemId } }', variables: { from: '0' } })
+    expect(JSON.parse((await named.next((e) => e.event === 'next', 2000)).data!).data.itemChanged.itemId).toBe(first.id)
+    await named.cancel()
+    const bad = await open(alice, { query: 'subscription ($from: String) { itemChanged(after: $from) { itemId } }', variables: { from: 'nope' } })
+    const error = JSON.parse((await bad.next((e) => e.event === 'next', 2000)).data!)
+    expect(error.errors[0].extensions.code).toBe('BAD_USER_INPUT')
+    const writer = await agentToken(ctx, alice, ['update_workflow_status'])
+    const denied = await open(writer.token, { query: 'subscription { itemChanged { itemId } }' })
+    expect(JSON.parse((await denied.next((e) => e.event === 'next', 2000)).data!).errors[0].extensions.code).toBe('FORBIDDEN')
     for (let i = 0; i < 50 && ctx.app.deps.changes.streamCount > 0; i++) await Bun.sleep(10)
     expect(ctx.app.deps.changes.streamCount).toBe(0)
   })
