@@ -99,7 +99,9 @@ describe('GET /api/saved/changes', () => {
   test('bad after and limit are 400; scope read_items is required', async () => {
     const ctx = await setup()
     const alice = await sessionToken('alice')
-    for (const after of ['abc', '-1', '1.5', '9'.repeat(30), 'eyJ4Ijoi']) {
+    await createItem(ctx, alice)
+    // A seq past the log's end was never handed out.
+    for (const after of ['abc', '-1', '1.5', '9'.repeat(30), 'eyJ4Ijoi', '999999']) {
       const res = await ctx.json('GET', `/api/saved/changes?after=${encodeURIComponent(after)}`, { token: alice })
       expect(res.status).toBe(400)
       expectEnvelope(res.body, 'invalid_request')

@@ -141,9 +141,11 @@ describe('event streams in-process', () => {
   test('bad Last-Event-ID is 400, a token without read_items is 403, none is 401', async () => {
     const ctx = await setup()
     const alice = await sessionToken('alice')
-    const bad = await ctx.json('GET', '/api/saved/events', { token: alice, headers: { 'last-event-id': 'nope' } })
-    expect(bad.status).toBe(400)
-    expectEnvelope(bad.body, 'invalid_request')
+    for (const id of ['nope', '424242']) {
+      const bad = await ctx.json('GET', '/api/saved/events', { token: alice, headers: { 'last-event-id': id } })
+      expect(bad.status).toBe(400)
+      expectEnvelope(bad.body, 'invalid_request')
+    }
     const writer = await agentToken(ctx, alice, ['update_workflow_status'])
     const denied = await ctx.json('GET', '/api/saved/events', { token: writer.token })
     expect(denied.status).toBe(403)

@@ -146,6 +146,18 @@ describe('webhook deliveries against a real receiver', () => {
     ])
   })
 
+  test('delivers on an in-memory database too (one connection, no transaction held open)', async () => {
+    const ctx = await setup({ ...FAST, DATABASE_URL: ':memory:' })
+    const alice = await sessionToken('alice')
+    const target = receiver()
+    const hook = await register(ctx, alice, { url: target.url })
+    for (let i = 0; i < 5; i++) await createItem(ctx, alice, { title: `m${i}` })
+    await until(() => target.received.length >= 5)
+    const titles = target.received.map((r) => (new Webhook(hook.secret).verify(r.body, r.headers) as any).data.item.title)
+    expect(titles.sort()).toEqual(['m0', 'm1', 'm2', 'm3', 'm4'])
+    expect((await ctx.json('GET', '/api/saved/items', { token: alice })).body.items).toHaveLength(5)
+  })
+
   test('a 500 and a timeout are retried on the schedule; after the last retry the delivery is given up', async () => {
     const ctx = await setup(FAST)
     const alice = await sessionToken('alice')

@@ -43,6 +43,7 @@ export async function listChanges(deps: Deps, caller: Caller, query: ChangeQuery
   const limit = pageLimit(query.limit, CHANGE_LIMITS.listLimit, CHANGE_LIMITS.defaultListLimit)
   const after = parseAfter('after', query.after)
   const rows = await readChanges(deps, caller.userId, after, limit + 1)
+  if (rows.length === 0) await refuseFuture(deps, after)
   const hasMore = rows.length > limit
   const page = hasMore ? rows.slice(0, limit) : rows
   const now = deps.clock.now()
@@ -53,6 +54,16 @@ export async function listChanges(deps: Deps, caller: Caller, query: ChangeQuery
   }
   const last = page[page.length - 1]
   return { changes, nextCursor: String(last ? changeSeq(last) : after), hasMore }
+}
+
+/**
+ * A position past the log's end was never handed out: resuming there would silently skip
+ * every record up to it, so it is refused like any other bad cursor.
+ */
+async function refuseFuture(deps: Deps, after: number) {
+  if (after === 0) return
+  const [row] = await deps.db.$query('SELECT coalesce(max(id), 0) AS seq FROM item_events')
+  if (after > Number(row?.seq ?? 0)) throw invalidField('after', 'is not a cursor this service handed out')
 }
 
 const readChanges = (deps: Deps, userId: string, after: number, limit: number): Promise<RawRow[]> =>
@@ -73,8 +84,10 @@ export interface FollowInput {
 export async function followChanges(deps: Deps, caller: Caller, input: FollowInput, signal?: AbortSignal): Promise<ChangeStream> {
   requireScope(caller, 'read_items')
   let start: number
-  if (input.after !== undefined && input.after !== '') start = parseAfter('after', input.after)
-  else {
+  if (input.after !== undefined && input.after !== '') {
+    start = parseAfter('after', input.after)
+    await refuseFuture(deps, start)
+  } else {
     const [row] = await deps.db.$query('SELECT coalesce(max(id), 0) AS seq FROM item_events WHERE user_id = ?', [caller.userId])
     start = Number(row?.seq ?? 0)
   }
