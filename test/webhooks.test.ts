@@ -158,6 +158,27 @@ describe('webhook deliveries against a real receiver', () => {
     expect((await ctx.json('GET', '/api/saved/items', { token: alice })).body.items).toHaveLength(5)
   })
 
+  test('finished deliveries are pruned after 7 days', async () => {
+    const ctx = await setup(FAST)
+    const alice = await sessionToken('alice', { expiresIn: '30d' })
+    const target = receiver()
+    const hook = await register(ctx, alice, { url: target.url })
+    await createItem(ctx, alice, { title: 'old' })
+    await until(() => target.received.length === 1)
+    const list = async () => (await ctx.json('GET', `/api/saved/webhooks/${hook.id}/deliveries`, { token: alice })).body.deliveries
+    let before: any[] = []
+    for (let i = 0; i < 50 && before.length === 0; i++) before = await list(), await Bun.sleep(20)
+    expect(before).toHaveLength(1)
+    ctx.clock.advance(6 * 24 * 3600 * 1000)
+    await Bun.sleep(150)
+    expect(await list()).toHaveLength(1)
+    ctx.clock.advance(2 * 24 * 3600 * 1000)
+    let after: any[] = before
+    for (let i = 0; i < 50 && after.length > 0; i++) after = await list(), await Bun.sleep(20)
+    expect(after).toEqual([])
+    expect((await ctx.db.$query('SELECT count(*) AS n FROM webhook_deliveries'))[0]!.n).toBe(0)
+  })
+
   test('a 500 and a timeout are retried on the schedule; after the last retry the delivery is given up', async () => {
     const ctx = await setup(FAST)
     const alice = await sessionToken('alice')

@@ -8,6 +8,9 @@ import { DEFAULT_WEBHOOK_POLICY, WEBHOOK_LIMITS, type WebhookPolicy } from '../d
 import { webhookPayload } from '../http/push-serialize'
 
 const ENQUEUE_BATCH = 500
+/** Finished deliveries and attempts are kept this long, then pruned. */
+const RETENTION_MS = 7 * 24 * 3600 * 1000
+const PRUNE_EVERY_MS = 10 * 60 * 1000
 
 interface Claimed {
   id: number
@@ -42,6 +45,7 @@ export class WebhookDispatcher {
   private timer: ReturnType<typeof setTimeout> | undefined
   private stopped = true
   private inFlight = 0
+  private prunedAt = 0
   private readonly policy: WebhookPolicy
 
   constructor(
@@ -50,6 +54,8 @@ export class WebhookDispatcher {
     private readonly maxInFlight = 16,
   ) {
     this.policy = deps.webhooks ?? DEFAULT_WEBHOOK_POLICY
+    // The first prune a minute after start, not at start: short-lived processes stay read-only.
+    this.prunedAt = deps.clock.now() - PRUNE_EVERY_MS + 60_000
   }
 
   start() {
@@ -77,6 +83,7 @@ export class WebhookDispatcher {
     try {
       await this.enqueue()
       await this.claimAndDeliver()
+      await this.prune()
     } catch (error) {
       if (this.deps.db.$client.closed) return this.stop()
       this.deps.logger.warn('webhook dispatch failed', { error: error instanceof Error ? error.message : String(error) })
@@ -130,6 +137,21 @@ export class WebhookDispatcher {
       })
     }
     if (statements.length > 0) await db.$client.batch(statements, 'write')
+  }
+
+  /** Drops finished deliveries and attempts older than a week (any process may; all are idempotent). */
+  private async prune() {
+    const now = this.deps.clock.now()
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return
+    this.prunedAt = now
+    const cutoff = now - RETENTION_MS
+    await this.deps.db.$client.batch(
+      [
+        { sql: "DELETE FROM webhook_deliveries WHERE status IN ('succeeded', 'failed') AND created_at < ?", args: [cutoff] },
+        { sql: 'DELETE FROM webhook_attempts WHERE at < ?', args: [cutoff] },
+      ],
+      'write',
+    )
   }
 
   /** Claims due deliveries (each by exactly one process) and attempts them without waiting. */
