@@ -138,6 +138,28 @@ describe('event streams in-process', () => {
     expect(ctx.app.deps.changes.streamCount).toBe(0)
   })
 
+  test('a client that hangs up over a real socket has its listener removed', async () => {
+    const ctx = await setup()
+    const alice = await sessionToken('alice')
+    ctx.app.listen({ port: 0, hostname: '127.0.0.1' })
+    try {
+      const base = `http://127.0.0.1:${ctx.app.server!.port}`
+      const streams = await Promise.all([0, 1, 2].map(() => open(base, alice)))
+      expect(ctx.app.deps.changes.streamCount).toBe(3)
+      await createItem(ctx, alice, { title: 'seen by all' })
+      for (const s of streams) expect((await s.record(2000)).data.item.title).toBe('seen by all')
+      streams[0]!.close()
+      streams[1]!.close()
+      for (let i = 0; i < 100 && ctx.app.deps.changes.streamCount > 1; i++) await Bun.sleep(20)
+      expect(ctx.app.deps.changes.streamCount).toBe(1)
+      streams[2]!.close()
+      for (let i = 0; i < 100 && ctx.app.deps.changes.streamCount > 0; i++) await Bun.sleep(20)
+      expect(ctx.app.deps.changes.streamCount).toBe(0)
+    } finally {
+      await ctx.app.stop(true)
+    }
+  })
+
   test('bad Last-Event-ID is 400, a token without read_items is 403, none is 401', async () => {
     const ctx = await setup()
     const alice = await sessionToken('alice')
