@@ -74,3 +74,28 @@ describe('the OpenAPI document matches the push routes', () => {
     expect(spec.paths['/api/saved/events'].get.responses['200'].content['text/event-stream']).toBeDefined()
   })
 })
+
+describe('push configuration', () => {
+  const base = { JWT_SECRET: 'x'.repeat(32), DATABASE_URL: ':memory:' }
+  test('defaults, and bad values name their variable', async () => {
+    const { loadConfig, ConfigError } = await import('../src/config')
+    expect(loadConfig(base).push).toEqual({
+      keepAliveMs: 15_000,
+      webhooks: { retrySchedule: [5, 300, 1800, 7200, 18000, 36000], allowPrivateNetworks: false, timeoutMs: 10_000, pollMs: 500 },
+    })
+    expect(loadConfig({ ...base, WEBHOOK_RETRY_SCHEDULE: '0.5, 2,60', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).push.webhooks).toMatchObject({
+      retrySchedule: [0.5, 2, 60], allowPrivateNetworks: true,
+    })
+    for (const [name, value] of [['WEBHOOK_RETRY_SCHEDULE', '5,,10'], ['WEBHOOK_RETRY_SCHEDULE', '-1'], ['WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'yes'],
+      ['SSE_KEEPALIVE_MS', '60000'], ['WEBHOOK_TIMEOUT_MS', '0'], ['WEBHOOK_POLL_MS', 'fast']]) {
+      let error: unknown
+      try {
+        loadConfig({ ...base, [name!]: value })
+      } catch (e) {
+        error = e
+      }
+      expect(error).toBeInstanceOf(ConfigError)
+      expect((error as InstanceType<typeof ConfigError>).variable).toBe(name!)
+    }
+  })
+})
