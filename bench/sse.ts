@@ -25,6 +25,12 @@ const pin = (core: number) => (cpus().length > 1 ? ['taskset', '-c', String(core
 const key = new TextEncoder().encode(SECRET)
 const token = (user: string) => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setExpirationTime('2h').sign(key)
 
+/** CPU seconds the process has used so far (user + system). */
+function cpuSeconds(pid: number) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
 function rss(pid: number) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]) / 1024)
@@ -102,6 +108,16 @@ async function main() {
     const stopQuiet = startWriter(false)
     const writesOnly = await listLoad(base, bench, paths)
     await stopQuiet()
+    // The service's CPU for the writes alone, then (below) for the same writes with the streams open.
+    const measureCpu = async (count: boolean) => {
+      const stop = startWriter(count)
+      const before = cpuSeconds(service.pid)
+      await Bun.sleep(5000)
+      const used = cpuSeconds(service.pid) - before
+      await stop()
+      return used / 5
+    }
+    const cpuWrites = await measureCpu(false)
     console.error(`list with writes, no streams: ${Math.round(writesOnly.rps)} req/s`)
 
     // Streams: stream i belongs to user i % USERS.
@@ -121,6 +137,7 @@ async function main() {
     for (let i = 0; i < 600 && readdirSync(dir).filter((f) => f.startsWith('stop.open.')).length < CLIENTS; i++) await Bun.sleep(100)
     await Bun.sleep(1000)
     const rssOpen = rss(service.pid)
+    const cpuStreams = await measureCpu(true)
 
     const stopWriter = startWriter(true)
     const during = await listLoad(base, bench, paths)
@@ -147,6 +164,7 @@ async function main() {
     console.log('|---|---:|')
     console.log(`| events delivered (every change × every stream of its user) | ${events.toLocaleString('en')} (missing ${missing}, extra ${extra}, stream failures ${failures.length}) |`)
     console.log(`| change → event delay p50 / p99 / max | ${p50} / ${p99} / ${max} ms |`)
+    console.log(`| service CPU at ${RATE} changes/s: no streams / streams open | ${Math.round(cpuWrites * 100)} % / ${Math.round(cpuStreams * 100)} % of a core |`)
     console.log(`| service RSS: streams open / after the load / peak | ${rssOpen.now} / ${rssEnd.now} / ${rssEnd.peak} MB |`)
     console.log(`| REST list alone | ${Math.round(before.rps).toLocaleString('en')} req/s, p99 ${before.p99} ms |`)
     console.log(`| REST list with ${RATE} changes/s, no streams | ${Math.round(writesOnly.rps).toLocaleString('en')} req/s, p99 ${writesOnly.p99} ms |`)
