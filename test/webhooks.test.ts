@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import { loadConfig } from '../src/config'
 import { createApp } from '../src/app'
 import { openDatabase } from '../src/db/client'
+import { pinnedTarget } from '../src/domain/network-guard'
 import { createLogger } from '../src/logger'
 import { agentToken, createItem, expectEnvelope, JWT_SECRET, sessionToken, setup, type TestContext } from './helpers'
 import { startServer } from './server'
@@ -106,6 +107,29 @@ describe('webhook endpoints', () => {
     }
     // A public address literal is accepted (no delivery happens in this test).
     expect((await ctx.json('POST', '/api/saved/webhooks', { token: alice, body: { url: 'https://93.184.215.14/hook' } })).status).toBe(201)
+  })
+})
+
+describe('connections are pinned to the checked address', () => {
+  test('https: the checked IP is dialled; Host, SNI and the certificate check keep the name', async () => {
+    const dir = join(import.meta.dir, 'fixtures')
+    const cert = readFileSync(join(dir, 'hooks.example.test.crt'), 'utf8')
+    const key = readFileSync(join(dir, 'hooks.example.test.key'), 'utf8')
+    const seen: string[] = []
+    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', tls: { cert, key }, fetch: (r) => (seen.push(r.headers.get('host')!), new Response('ok')) })
+    stops.push(() => server.stop(true))
+    // The name does not resolve at all: only the pinned address can reach the server.
+    const url = new URL(`https://hooks.example.test:${server.port}/hook?a=1`)
+    const pinned = pinnedTarget(url, '127.0.0.1')
+    expect(pinned.target.toString()).toBe(`https://127.0.0.1:${server.port}/hook?a=1`)
+    const res = await fetch(pinned.target, { method: 'POST', headers: { host: pinned.host }, tls: { serverName: pinned.serverName, ca: cert } as never })
+    expect(res.status).toBe(200)
+    expect(seen).toEqual([`hooks.example.test:${server.port}`])
+    // The certificate is still checked against the name: another name fails.
+    const other = pinnedTarget(new URL(`https://other.example.test:${server.port}/hook`), '127.0.0.1')
+    await expect(fetch(other.target, { headers: { host: other.host }, tls: { serverName: other.serverName, ca: cert } as never })).rejects.toThrow()
+    expect(pinnedTarget(new URL('http://hooks.example.test/x'), '2606:4700::1').target.toString()).toBe('http://[2606:4700::1]/x')
+    expect(pinnedTarget(new URL('http://93.184.215.14:8080/x'), '93.184.215.14')).toEqual({ target: new URL('http://93.184.215.14:8080/x'), host: '93.184.215.14:8080' })
   })
 })
 

@@ -85,3 +85,16 @@ export async function checkDestination(url: URL, allowPrivate: boolean): Promise
   if (blocked) return { ok: false, reason: `reaches a loopback, private, link-local or multicast address (${blocked})` }
   return { ok: true, addresses }
 }
+
+/**
+ * How to reach `url` at an address the guard checked, so the connection cannot go elsewhere
+ * than what was checked (a name re-resolved between the check and the connect could): the URL
+ * with the address as host, the original `Host` header, and for https the original name for
+ * SNI and the certificate check.
+ */
+export function pinnedTarget(url: URL, address: string): { target: URL; host: string; serverName?: string } {
+  const target = new URL(url)
+  if (isIP(url.hostname.replace(/^\[|\]$/g, ''))) return { target, host: url.host }
+  target.hostname = isIP(address) === 6 ? `[${address}]` : address
+  return { target, host: url.host, ...(url.protocol === 'https:' ? { serverName: url.hostname } : {}) }
+}

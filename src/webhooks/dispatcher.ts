@@ -3,7 +3,7 @@ import type { InStatement } from '@libsql/client'
 import { Webhook as Signer } from 'standardwebhooks'
 import { CHANGE_SELECT, changeSeq, changeUser, toChangeRecord } from '../domain/change-record'
 import type { Deps } from '../domain/deps'
-import { checkDestination } from '../domain/network-guard'
+import { checkDestination, pinnedTarget } from '../domain/network-guard'
 import { DEFAULT_WEBHOOK_POLICY, WEBHOOK_LIMITS, type WebhookPolicy } from '../domain/webhooks'
 import { webhookPayload } from '../http/push-serialize'
 
@@ -203,9 +203,13 @@ export class WebhookDispatcher {
         // The signature's timestamp is the receiver's replay guard: real time, not the domain clock.
         const timestamp = new Date()
         const signature = new Signer(hook.secret).sign(messageId, timestamp, delivery.payload)
-        const res = await fetch(url, {
+        // Connect to the address just checked, not to whatever the name resolves to next.
+        const pinned = this.policy.allowPrivateNetworks ? null : pinnedTarget(url, guard.addresses[0]!)
+        const res = await fetch(pinned?.target ?? url, {
           method: 'POST',
+          ...(pinned?.serverName ? { tls: { serverName: pinned.serverName } } : {}),
           headers: {
+            ...(pinned ? { host: pinned.host } : {}),
             'content-type': 'application/json',
             'user-agent': 'saved-items-webhooks/1',
             'webhook-id': messageId,
