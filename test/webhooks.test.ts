@@ -222,9 +222,9 @@ describe('webhook deliveries against a real receiver', () => {
     const gaps = [attempts[1]!.at - attempts[0]!.at, attempts[2]!.at - attempts[1]!.at]
     // 0.3 s after the 500; 0.6 s after the timed-out attempt ended (0.3 s in).
     expect(gaps[0]).toBeGreaterThanOrEqual(280)
-    expect(gaps[0]).toBeLessThan(1000)
+    expect(gaps[0]).toBeLessThan(1500)
     expect(gaps[1]).toBeGreaterThanOrEqual(880)
-    expect(gaps[1]).toBeLessThan(1800)
+    expect(gaps[1]).toBeLessThan(2500)
     expect(new Set(attempts.map((a) => a.body)).size).toBe(1)
 
     await createItem(ctx, alice, { title: 'second' })
