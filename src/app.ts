@@ -27,6 +27,9 @@ import { ChangeFollower } from './domain/change-follower'
 import { withIdempotency } from './http/idempotency'
 import { graphqlHandler } from './graphql/http'
 import { mcpRoutes } from './mcp/http'
+import { changeRoutes } from './http/changes'
+import { webhookRoutes } from './http/webhooks'
+import { WebhookDispatcher } from './webhooks/dispatcher'
 
 export interface AppDeps {
   config: Config
@@ -97,11 +100,14 @@ export function createApp(deps: AppDeps) {
     logger,
     limits: {
       uploadBytes: config.limits.uploadBytes,
+      maxItemsPerUser: config.limits.maxItemsPerUser,
+      maxImageBytesPerUser: config.limits.maxImageBytesPerUser,
       maxClaimAttempts: config.maxClaimAttempts,
       maxWaiters: config.limits.maxWaiters,
       maxWaitersPerCaller: config.limits.maxWaitersPerCaller,
     },
     changes: new ChangeFollower(db),
+    webhooks: config.push.webhooks,
   }
   const shared = config.rateLimitStore === 'database'
   const verifyCaller = limitAuthFailures(
@@ -140,10 +146,13 @@ export function createApp(deps: AppDeps) {
     // JSON body parser, which would otherwise consume the stream despite `parse: 'none'`.
     .all(
       '/graphql',
-      async ({ request, server }) =>
-        config.graphiql && request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
+      async ({ request, server }) => {
+        // Subscriptions stream over SSE: no idle timeout (Yoga sends its own keep-alive pings).
+        if ((request.headers.get('accept') ?? '').includes('text/event-stream')) server?.timeout(request, 0)
+        return config.graphiql && request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
           ? (await graphiqlPage()).respond(request)
-          : handleGraphQL(request, clientAddress(server, request)),
+          : handleGraphQL(request, clientAddress(server, request))
+      },
       { parse: 'none', detail: { hide: true } },
     )
     // MCP reads its own body too (the SDK's transport), so it is mounted before the parser as well.
@@ -153,15 +162,19 @@ export function createApp(deps: AppDeps) {
     .use(systemRoutes(db))
     .use(itemRoutes({ deps: domain, resolveCaller, rateLimit }))
     .use(agentTokenRoutes(domain, resolveCaller, rateLimit))
+    .use(changeRoutes({ deps: domain, resolveCaller, rateLimit, keepAliveMs: config.push.keepAliveMs }))
+    .use(webhookRoutes(domain, resolveCaller, rateLimit))
   if (images instanceof LocalImageStore) app.use(fileRoutes(images, clock))
   // The document is built on first request, when every route (file routes included) is registered.
   app.use(referenceRoutes(() => completeSpec(generatedDocument(app), { publicUrl: config.publicUrl })))
-  app.onStop(() => domain.changes.close())
+  const webhooks = new WebhookDispatcher(domain, config.push.webhooks.pollMs)
+  webhooks.start()
+  app.onStop(() => (domain.changes.close(), webhooks.stop()))
   // Idempotency wraps the whole app: a replay is the first answer, byte for byte. `handle` is
   // what tests call and what main.ts serves.
   const inner = (request: Request) => app.fetch(request) as Promise<Response>
   app.handle = logRequests(logger, withIdempotency(domain, resolveCaller, inner))
-  return Object.assign(app, { deps: domain })
+  return Object.assign(app, { deps: domain, webhooks })
 }
 
 export type App = ReturnType<typeof createApp>

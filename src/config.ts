@@ -51,15 +51,44 @@ export interface Config {
   /** GraphQL introspection (`__schema`, `__type`) and the GraphiQL page; default on in development only. */
   graphqlIntrospection: boolean
   graphiql: boolean
+  /** Live events (SSE_KEEPALIVE_MS) and webhooks (WEBHOOK_*), CONTRACT 8. */
+  push: PushConfig
   limits: {
     jsonBodyBytes: number
     uploadBytes: number
     /** A whole request body must arrive within this (slowly trickled bodies are cut off). */
     bodyTimeoutMs: number
+    /** Quotas per user (CONTRACT 10). */
+    maxItemsPerUser: number
+    maxImageBytesPerUser: number
     /** Claim-next requests waiting at once, per process and per caller. */
     maxWaiters: number
     maxWaitersPerCaller: number
   }
+}
+
+export interface PushConfig {
+  /** A comment line on every open event stream at least this often. */
+  keepAliveMs: number
+  webhooks: {
+    /** Seconds to wait before each retry; a delivery is given up after the last. */
+    retrySchedule: number[]
+    /** Deliver to loopback, private, link-local and multicast addresses (tests, private deployments). */
+    allowPrivateNetworks: boolean
+    /** One delivery attempt's time limit. */
+    timeoutMs: number
+    /** How often each process looks for changes to enqueue and deliveries that are due. */
+    pollMs: number
+  }
+}
+
+function retrySchedule(raw: string | undefined): number[] {
+  const text = raw === undefined || raw.trim() === '' ? '5,300,1800,7200,18000,36000' : raw
+  const parts = text.split(',').map((p) => p.trim())
+  if (parts.length > 20 || parts.some((p) => !/^\d{1,6}(\.\d{1,3})?$/.test(p))) {
+    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be up to 20 comma-separated numbers of seconds, got "${raw}"`)
+  }
+  return parts.map(Number)
 }
 
 /** A configuration error names the variable; main prints it as one line and exits. */
@@ -307,10 +336,21 @@ export function loadConfig(env: Env = process.env): Config {
     maxClaimAttempts: int(env, 'MAX_CLAIM_ATTEMPTS', 5, 1, 1000),
     graphqlIntrospection: bool(env, 'GRAPHQL_INTROSPECTION', !production),
     graphiql: bool(env, 'GRAPHIQL', !production),
+    push: {
+      keepAliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 50, 15_000),
+      webhooks: {
+        retrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+        allowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+        timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+        pollMs: int(env, 'WEBHOOK_POLL_MS', 500, 10, 60_000),
+      },
+    },
     limits: {
       jsonBodyBytes: int(env, 'MAX_JSON_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
       uploadBytes: int(env, 'MAX_UPLOAD_BYTES', 10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
       bodyTimeoutMs: int(env, 'BODY_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
+      maxItemsPerUser: int(env, 'MAX_ITEMS_PER_USER', 100_000, 1, 1_000_000_000),
+      maxImageBytesPerUser: int(env, 'MAX_IMAGE_BYTES_PER_USER', 1024 ** 3, 0, 2 ** 50),
       maxWaiters: int(env, 'MAX_WAITING_CLAIMS', 2000, 1, 100_000),
       maxWaitersPerCaller: int(env, 'MAX_WAITING_CLAIMS_PER_CALLER', 50, 1, 10_000),
     },

@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   invalid_transition: { status: 409, graphql: 'INVALID_TRANSITION' },
   lease_lost: { status: 409, graphql: 'LEASE_LOST' },
   token_limit_reached: { status: 409, graphql: 'BAD_USER_INPUT' },
+  webhook_limit_reached: { status: 409, graphql: 'BAD_USER_INPUT' },
   idempotency_key_in_flight: { status: 409, graphql: 'CONFLICT' },
   request_timeout: { status: 408, graphql: 'BAD_USER_INPUT' },
   payload_too_large: { status: 413, graphql: 'BAD_USER_INPUT' },

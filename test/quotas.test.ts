@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
 import { expectEnvelope, sessionToken, setup } from './helpers'
 
-const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...new Array(1000).fill(7)])
+const PNG: Uint8Array<ArrayBuffer> = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...new Array(1000).fill(7)])
 
-const upload = (bytes: Uint8Array) => {
+const upload = (bytes: Uint8Array<ArrayBuffer>) => {
   const form = new FormData()
   form.set('type', 'media')
   form.set('image', new File([bytes], 'x.png', { type: 'image/png' }))

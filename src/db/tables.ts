@@ -7,6 +7,11 @@ import { sqliteTable, text, integer, real, index, uniqueIndex, primaryKey } from
 export const users = sqliteTable('users', {
   id: text('id').primaryKey(),
   createdAt: integer('created_at').notNull(),
+  /** Quota counters (MAX_ITEMS_PER_USER, MAX_IMAGE_BYTES_PER_USER), kept in the same transaction as each item written or deleted. */
+  itemCount: integer('item_count').notNull().default(0),
+  imageBytes: integer('image_bytes').notNull().default(0),
+  /** The item whose creation last passed the quota check: lets the statements of one batch see that it passed. */
+  quotaMark: text('quota_mark'),
 })
 
 export const items = sqliteTable(
@@ -39,6 +44,7 @@ export const items = sqliteTable(
     availableAt: integer('available_at'),
     imageKey: text('image_key'),
     imageType: text('image_type'),
+    imageBytes: integer('image_bytes'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     /** Marks which PATCH wrote the row last, so the statements of one batch can see that it applied. */
@@ -135,6 +141,80 @@ export const idempotencyKeys = sqliteTable(
     createdAt: integer('created_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.owner, t.key] }), index('idempotency_keys_created').on(t.createdAt)],
+)
+
+/**
+ * Webhook endpoints (CONTRACT 8). `secret` signs deliveries (Standard Webhooks) and is needed
+ * in the clear for that. `enqueued_seq` is the change-log position up to which this endpoint's
+ * deliveries are in the outbox: each process's dispatcher moves it forward in the same
+ * transaction that writes the deliveries, so every change is enqueued once whichever process does it.
+ */
+export const webhooks = sqliteTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id').notNull(),
+    url: text('url').notNull(),
+    /** JSON array of change actions; empty: every action. */
+    actions: text('actions').notNull().default('[]'),
+    description: text('description'),
+    secret: text('secret').notNull(),
+    createdAt: integer('created_at').notNull(),
+    enabled: integer('enabled').notNull().default(1),
+    disabledReason: text('disabled_reason'),
+    /** Failed attempts in a row; 50 disable the endpoint. */
+    failures: integer('failures').notNull().default(0),
+    enqueuedSeq: integer('enqueued_seq').notNull(),
+  },
+  (t) => [index('webhooks_user').on(t.userId, t.createdAt), index('webhooks_enqueue').on(t.enabled, t.enqueuedSeq)],
+)
+
+/**
+ * The outbox: one row per (endpoint, change), its payload frozen when enqueued so every retry
+ * sends the same bytes. A process claims due rows with one conditional UPDATE … RETURNING that
+ * sets a lease, as items are claimed, so each attempt is made by exactly one process.
+ */
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    webhookId: text('webhook_id').notNull(),
+    userId: text('user_id').notNull(),
+    seq: integer('seq').notNull(),
+    action: text('action').notNull(),
+    payload: text('payload').notNull(),
+    /** pending (due at next_attempt_at), succeeded, failed (given up). */
+    status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: integer('next_attempt_at').notNull(),
+    leaseId: text('lease_id'),
+    leaseExpiresAt: integer('lease_expires_at'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('webhook_deliveries_change').on(t.webhookId, t.seq),
+    index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+  ],
+)
+
+/** Every delivery attempt and how it ended: the endpoint's deliveries list. */
+export const webhookAttempts = sqliteTable(
+  'webhook_attempts',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    deliveryId: integer('delivery_id').notNull(),
+    webhookId: text('webhook_id').notNull(),
+    seq: integer('seq').notNull(),
+    action: text('action').notNull(),
+    attempt: integer('attempt').notNull(),
+    /** succeeded; retrying (at next_attempt_at); failed (given up, or the endpoint was disabled). */
+    status: text('status', { enum: ['succeeded', 'retrying', 'failed'] }).notNull(),
+    responseStatus: integer('response_status'),
+    error: text('error'),
+    at: integer('at').notNull(),
+    nextAttemptAt: integer('next_attempt_at'),
+  },
+  (t) => [index('webhook_attempts_webhook').on(t.webhookId, t.id)],
 )
 
 export type ItemRow = typeof items.$inferSelect

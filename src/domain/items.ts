@@ -137,27 +137,49 @@ export async function createItem(deps: Deps, caller: Caller, input: NewItem): Pr
   }
 
   const tagsJson = JSON.stringify(tags)
-  await deps.db.$batch(
-    [
-      {
-        sql: `INSERT INTO items (id, user_id, type, status, workflow_status, title, summary, action_note, tags,
-                requested_action, destination_kind, destination_name, image_key, image_type, created_at, updated_at)
-              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        args: [id, caller.userId, input.type, status, input.workflowStatus ?? 'pending', title, summary, actionNote, tagsJson,
-          input.requestedAction ?? null, destinationKind, destinationName, image?.key ?? null, image?.type ?? null, now, now],
+  const bytes = input.image?.byteLength ?? 0
+  const p = {
+    id, uid: caller.userId, now, bytes, maxItems: deps.limits.maxItemsPerUser, maxBytes: deps.limits.maxImageBytesPerUser,
+  }
+  // The quota is one conditional UPDATE of the user's counters in the same transaction as the
+  // item: two creations at once cannot both take the last place or the last bytes.
+  const passed = 'EXISTS (SELECT 1 FROM users WHERE id = :uid AND quota_mark = :id)'
+  const results = await deps.db.$batch([
+    { sql: 'INSERT INTO users (id, created_at) VALUES (:uid, :now) ON CONFLICT DO NOTHING', args: p },
+    {
+      sql: `UPDATE users SET item_count = item_count + 1, image_bytes = image_bytes + :bytes, quota_mark = :id
+            WHERE id = :uid AND item_count < :maxItems AND image_bytes + :bytes <= :maxBytes`,
+      args: p,
+    },
+    {
+      sql: `INSERT INTO items (id, user_id, type, status, workflow_status, title, summary, action_note, tags,
+              requested_action, destination_kind, destination_name, image_key, image_type, image_bytes, created_at, updated_at)
+            SELECT :id, :uid, :type, :status, :ws, :title, :summary, :note, :tags, :ra, :dk, :dn, :key, :itype, :ibytes, :now, :now
+            WHERE ${passed}`,
+      args: {
+        ...p, type: input.type, status, ws: input.workflowStatus ?? 'pending', title, summary, note: actionNote, tags: tagsJson,
+        ra: input.requestedAction ?? null, dk: destinationKind, dn: destinationName, key: image?.key ?? null,
+        itype: image?.type ?? null, ibytes: image ? bytes : null,
       },
-      {
-        sql: 'INSERT INTO item_tags (item_id, user_id, tag, created_at) SELECT ?, ?, value, ? FROM json_each(?)',
-        args: [id, caller.userId, now, tagsJson],
-      },
-      // The change log's `created` record (not part of the workflow history).
-      {
-        sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
-              VALUES (?, ?, ?, 'user', ?, NULL, 'created', NULL, NULL, NULL)`,
-        args: [id, caller.userId, now, caller.userId],
-      },
-    ],
-  )
+    },
+    {
+      sql: `INSERT INTO item_tags (item_id, user_id, tag, created_at) SELECT :id, :uid, value, :now FROM json_each(:tags) WHERE ${passed}`,
+      args: { ...p, tags: tagsJson },
+    },
+    // The change log's `created` record (not part of the workflow history).
+    {
+      sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
+            SELECT :id, :uid, :now, 'user', :uid, NULL, 'created', NULL, NULL, NULL WHERE ${passed}`,
+      args: p,
+    },
+  ])
+  if (!results[1]?.rowsAffected) {
+    if (image) await deps.images.delete(image.key).catch(() => {})
+    throw new AppError('quota_exceeded', 'This account has reached its quota of items or of image bytes.', {
+      max_items: p.maxItems,
+      max_image_bytes: p.maxBytes,
+    })
+  }
   deps.changes.poke()
   return withImage(deps, await findItemRecord(deps, caller, id, now), now)
 }
@@ -176,7 +198,8 @@ export function visibleItem(caller: Caller, item: Item): Item {
 
 /**
  * Deletes one of the signed-in owner's items with its tags, history and stored image. The change
- * log keeps one `deleted` record, written in the same transaction.
+ * log keeps one `deleted` record, written in the same transaction; its `to` keeps the item's
+ * requested action, so inbox streams still learn that an inbox item went away.
  */
 export async function deleteItem(deps: Deps, caller: Caller, id: string): Promise<void> {
   requireSession(caller)
@@ -185,18 +208,25 @@ export async function deleteItem(deps: Deps, caller: Caller, id: string): Promis
   const p = { id, uid: caller.userId, now }
   const results = await deps.db.$batch(
     [
+      // The quota counters give back the item and its image's bytes.
+      {
+        sql: `UPDATE users SET item_count = max(item_count - 1, 0),
+                image_bytes = max(image_bytes - (SELECT coalesce(image_bytes, 0) FROM items WHERE ${mine}), 0)
+              WHERE id = :uid AND EXISTS (SELECT 1 FROM items WHERE ${mine})`,
+        args: p,
+      },
       // Only while the item exists: a repeated delete must not erase the `deleted` record.
       { sql: `DELETE FROM item_events WHERE item_id = :id AND user_id = :uid AND EXISTS (SELECT 1 FROM items WHERE ${mine})`, args: p },
       {
         sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
-              SELECT id, user_id, :now, 'user', user_id, NULL, 'deleted', NULL, NULL, NULL FROM items WHERE ${mine}`,
+              SELECT id, user_id, :now, 'user', user_id, NULL, 'deleted', NULL, requested_action, NULL FROM items WHERE ${mine}`,
         args: p,
       },
       { sql: 'DELETE FROM item_tags WHERE item_id = :id AND user_id = :uid', args: p },
       { sql: `DELETE FROM items WHERE ${mine} RETURNING image_key`, args: p },
     ],
   )
-  const deleted = results[3]!.rows[0]
+  const deleted = results[4]?.rows[0]
   if (!deleted) throw notFound()
   // After the commit: a crash in between leaves an orphan file, never a row whose image is gone.
   const imageKey = (deleted as unknown[])[0]

@@ -22,7 +22,7 @@ export function toConnection(page: Page<Item>, after: string | null | undefined)
   }
 }
 
-const PageInfoRef = builder.objectRef<ItemConnectionShape['pageInfo']>('PageInfo').implement({
+export const PageInfoRef = builder.objectRef<ItemConnectionShape['pageInfo']>('PageInfo').implement({
   fields: (t) => ({
     hasNextPage: t.exposeBoolean('hasNextPage'),
     hasPreviousPage: t.exposeBoolean('hasPreviousPage'),

@@ -6,6 +6,8 @@ import './item'
 import './connection'
 import './items'
 import './agent-token'
+import './changes'
+import './webhooks'
 
 let schema: GraphQLSchema | undefined
 

@@ -236,7 +236,8 @@ export function createGraphQL({ deps, resolveCaller, rateLimit, introspection }:
         },
       } as Plugin,
       // Compiles each validated document once into a specialised executor (measured in bench/).
-      useGraphQlJit() as Plugin,
+      // Not for subscriptions: its compiled subscribe hands the resolver the variables as arguments.
+      useGraphQlJit({}, { enableIf: ({ document }) => !document.definitions.some((d) => d.kind === 'OperationDefinition' && d.operation === 'subscription') }) as Plugin,
       EnvelopArmorPlugin({
         maxDepth: { n: 10 },
         maxAliases: { n: 15 },

@@ -218,7 +218,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'Authentication required (unauthorized, session_required)',
   403: 'Missing scope or not allowed (insufficient_scope, forbidden, quota_exceeded)',
   404: 'Not found (not_found)',
-  409: 'Conflict (claim_conflict, invalid_transition, lease_lost, token_limit_reached, idempotency_key_in_flight)',
+  409: 'Conflict (claim_conflict, invalid_transition, lease_lost, token_limit_reached, webhook_limit_reached, idempotency_key_in_flight)',
   422: 'Idempotency-Key reused with a different request (idempotency_key_reused)',
   413: 'Payload too large (payload_too_large)', 415: 'Unsupported media type (unsupported_media_type)',
   429: 'Rate limited (rate_limited), with Retry-After', 500: 'Internal error (internal)',
