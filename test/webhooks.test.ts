@@ -288,6 +288,8 @@ describe('webhook deliveries against a real receiver', () => {
     // 30 changes x 2 attempts were due; the endpoint stopped at 50 (give or take those already in flight).
     expect(failing.received.length).toBeGreaterThanOrEqual(50)
     expect(failing.received.length).toBeLessThan(50 + 16)
+    // Nothing is left waiting for a disabled endpoint.
+    expect((await ctx.db.$query("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'"))[0]!.n).toBe(0)
   })
 
   test('the guard applies again at delivery: a process without the flag refuses a loopback endpoint', async () => {

@@ -93,7 +93,12 @@ export async function followChanges(deps: Deps, caller: Caller, input: FollowInp
   }
   const stream = new ChangeStream(deps, caller, start, input.inbox ?? false, signal)
   // From the follower's position on, every change reaches the stream; the catch-up reads up to it.
-  await deps.changes.ready()
+  try {
+    await deps.changes.ready()
+  } catch (error) {
+    await stream.return()
+    throw error
+  }
   return stream
 }
 

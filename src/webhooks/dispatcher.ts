@@ -256,7 +256,9 @@ export class WebhookDispatcher {
     await this.deps.db.$batch(
       [
         {
-          sql: `UPDATE webhook_deliveries SET status = :outboxStatus, next_attempt_at = coalesce(:next, next_attempt_at),
+          sql: `UPDATE webhook_deliveries SET next_attempt_at = coalesce(:next, next_attempt_at),
+                  status = CASE WHEN :outboxStatus = 'pending' AND NOT EXISTS (SELECT 1 FROM webhooks WHERE id = :webhook AND enabled = 1)
+                    THEN 'failed' ELSE :outboxStatus END,
                   lease_id = :done, lease_expires_at = NULL
                 WHERE id = :id AND lease_id = :lease`,
           args: p,
@@ -268,6 +270,13 @@ export class WebhookDispatcher {
           args: p,
         },
         { sql: webhookUpdate, args: p },
+        // A disabled endpoint's waiting deliveries are given up, so the pruning can drop them.
+        {
+          sql: `UPDATE webhook_deliveries SET status = 'failed'
+                WHERE webhook_id = :webhook AND status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at <= :now)
+                  AND EXISTS (SELECT 1 FROM webhooks WHERE id = :webhook AND enabled = 0) AND ${mine}`,
+          args: p,
+        },
       ],
     )
   }
