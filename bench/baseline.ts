@@ -33,13 +33,30 @@ Bun.serve({
     const more = rows.length > limit
     const page = rows.slice(0, limit)
     const items = page.map((r) => ({
-      id: r.id, type: r.type, status: r.status, workflow_status: r.workflow_status, title: r.title, summary: r.summary,
-      action_note: r.action_note, resolution_note: r.resolution_note, tags: JSON.parse(r.tags), requested_action: r.requested_action,
-      destination_kind: r.destination_kind, destination_name: r.destination_name, claim_status: 'available', claimed_by: null,
-      lease_expires_at: null, created_at: new Date(r.created_at).toISOString(), updated_at: new Date(r.updated_at).toISOString(),
+      id: r.id,
+      type: r.type,
+      status: r.status,
+      workflow_status: r.workflow_status,
+      title: r.title,
+      summary: r.summary,
+      action_note: r.action_note,
+      resolution_note: r.resolution_note,
+      tags: JSON.parse(r.tags),
+      requested_action: r.requested_action,
+      destination_kind: r.destination_kind,
+      destination_name: r.destination_name,
+      claim_status: 'available',
+      claimed_by: null,
+      lease_expires_at: null,
+      created_at: new Date(r.created_at).toISOString(),
+      updated_at: new Date(r.updated_at).toISOString(),
     }))
     const last = page[page.length - 1]
-    return Response.json({ items, next_cursor: more && last ? Buffer.from(`${last.created_at}:${last.id}`).toString('base64url') : null })
+    return Response.json({
+      items,
+      next_cursor:
+        more && last ? Buffer.from(`${last.created_at}:${last.id}`).toString('base64url') : null,
+    })
   },
 })
 console.log(`baseline listening on ${port}`)

@@ -17,8 +17,23 @@ async function call(token: string, method: string, path: string, body?: unknown)
 const tokens: string[] = []
 const items: string[] = []
 for (let i = 0; i < AGENTS; i++) {
-  tokens.push((await call(session!, 'POST', '/api/saved/agent-tokens', { name: `cycle-${i}`, scopes: ['read_items', 'update_workflow_status'] })).body.token)
-  items.push((await call(session!, 'POST', '/api/saved/items', { type: 'event', requested_action: 'workflow', title: `cycle ${i}` })).body.id)
+  tokens.push(
+    (
+      await call(session!, 'POST', '/api/saved/agent-tokens', {
+        name: `cycle-${i}`,
+        scopes: ['read_items', 'update_workflow_status'],
+      })
+    ).body.token,
+  )
+  items.push(
+    (
+      await call(session!, 'POST', '/api/saved/items', {
+        type: 'event',
+        requested_action: 'workflow',
+        title: `cycle ${i}`,
+      })
+    ).body.id,
+  )
 }
 
 const latencies: number[] = []
@@ -31,7 +46,11 @@ async function agent(i: number) {
   const token = tokens[i]!
   const path = `/api/saved/items/${items[i]}`
   while (Date.now() < deadline) {
-    for (const body of [{ claim_action: 'claim' }, { workflow_status: 'done' }, { workflow_status: 'pending' }]) {
+    for (const body of [
+      { claim_action: 'claim' },
+      { workflow_status: 'done' },
+      { workflow_status: 'pending' },
+    ]) {
       const started = performance.now()
       const res = await call(token, 'PATCH', path, body)
       latencies.push(performance.now() - started)
@@ -43,8 +62,15 @@ async function agent(i: number) {
 
 async function contention() {
   while (Date.now() < deadline) {
-    const shared = (await call(session!, 'POST', '/api/saved/items', { type: 'event', requested_action: 'workflow' })).body.id
-    const results = await Promise.all(tokens.map((t) => call(t, 'PATCH', `/api/saved/items/${shared}`, { claim_action: 'claim' })))
+    const shared = (
+      await call(session!, 'POST', '/api/saved/items', {
+        type: 'event',
+        requested_action: 'workflow',
+      })
+    ).body.id
+    const results = await Promise.all(
+      tokens.map((t) => call(t, 'PATCH', `/api/saved/items/${shared}`, { claim_action: 'claim' })),
+    )
     const winners = results.filter((r) => r.status === 200).length
     if (winners > 1) doubleClaims += winners - 1
     await Bun.sleep(50)
@@ -56,5 +82,13 @@ await Promise.all([...Array.from({ length: AGENTS }, (_, i) => agent(i)), conten
 const elapsed = (performance.now() - started) / 1000
 latencies.sort((a, b) => a - b)
 const pct = (p: number) => Math.round(latencies[Math.floor((latencies.length - 1) * p)]! * 10) / 10
-console.log(JSON.stringify({ opsPerSecond: Math.round(ops / elapsed), p50: pct(0.5), p99: pct(0.99), doubleClaims, errors }))
+console.log(
+  JSON.stringify({
+    opsPerSecond: Math.round(ops / elapsed),
+    p50: pct(0.5),
+    p99: pct(0.99),
+    doubleClaims,
+    errors,
+  }),
+)
 export {}

@@ -21,12 +21,14 @@ const result = await autocannon({
     },
   ],
 })
-console.log(JSON.stringify({
-  rps: result.requests.average,
-  p50: result.latency.p50,
-  p99: result.latency.p99,
-  non2xx: result.non2xx,
-  errors: result.errors,
-  timeouts: result.timeouts,
-  total: result.requests.total,
-}))
+console.log(
+  JSON.stringify({
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    total: result.requests.total,
+  }),
+)

@@ -41,7 +41,11 @@ for (let start = 0; start < ITEMS; start += 1000) {
     Array.from({ length: Math.min(1000, ITEMS - start) }, (_, i) => ({
       sql: `INSERT INTO items (id, user_id, type, status, workflow_status, tags, requested_action, created_at, updated_at)
             VALUES (?, 'bench', 'event', 'extracted', 'pending', '[]', 'workflow', ?, ?)`,
-      args: [newId('itm', now - ITEMS + start + i), now - ITEMS + start + i, now - ITEMS + start + i],
+      args: [
+        newId('itm', now - ITEMS + start + i),
+        now - ITEMS + start + i,
+        now - ITEMS + start + i,
+      ],
     })),
     'write',
   )
@@ -51,8 +55,19 @@ db.$client.close()
 const pin = (core: number) => (cpus().length > 1 ? ['taskset', '-c', String(core)] : [])
 const server = Bun.spawn([...pin(0), process.execPath, 'src/main.ts'], {
   // The load generator (this process) runs on the other core.
-  env: { ...process.env, PORT: String(PORT), HOST: '127.0.0.1', DATABASE_URL: `file:${file}`, JWT_SECRET: SECRET, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn', DATA_DIR: dir, MAX_WAITING_CLAIMS_PER_CALLER: String(WAITERS) },
-  stdout: 'inherit', stderr: 'inherit',
+  env: {
+    ...process.env,
+    PORT: String(PORT),
+    HOST: '127.0.0.1',
+    DATABASE_URL: `file:${file}`,
+    JWT_SECRET: SECRET,
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dir,
+    MAX_WAITING_CLAIMS_PER_CALLER: String(WAITERS),
+  },
+  stdout: 'inherit',
+  stderr: 'inherit',
 })
 for (let i = 0; i < 200; i++) {
   try {
@@ -61,28 +76,53 @@ for (let i = 0; i < 200; i++) {
   await Bun.sleep(50)
 }
 
-const session = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('bench').setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(SECRET))
+const session = await new SignJWT({})
+  .setProtectedHeader({ alg: 'HS256' })
+  .setSubject('bench')
+  .setIssuedAt()
+  .setExpirationTime('1h')
+  .sign(new TextEncoder().encode(SECRET))
 const call = async (token: string, method: string, path: string, body?: unknown) => {
-  const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
   return { status: res.status, body: (await res.json().catch(() => null)) as any }
 }
 const tokens: string[] = []
-for (let i = 0; i < AGENTS; i++) tokens.push((await call(session, 'POST', '/api/saved/agent-tokens', { name: `agent-${i}`, scopes: ['read_items', 'update_workflow_status'] })).body.token)
+for (let i = 0; i < AGENTS; i++)
+  tokens.push(
+    (
+      await call(session, 'POST', '/api/saved/agent-tokens', {
+        name: `agent-${i}`,
+        scopes: ['read_items', 'update_workflow_status'],
+      })
+    ).body.token,
+  )
 
 // 1. Drain.
 const done = new Map<string, number>()
 let failures = 0
 const drainStart = performance.now()
-await Promise.all(tokens.map(async (token) => {
-  for (;;) {
-    const next = await call(token, 'POST', '/api/saved/inbox/claim', { lease_seconds: 60 })
-    if (next.status !== 200) { failures++; continue }
-    if (!next.body.item) return
-    const fin = await call(token, 'PATCH', `/api/saved/items/${next.body.item.id}`, { workflow_status: 'done', lease_id: next.body.lease.id })
-    if (fin.status === 200) done.set(next.body.item.id, (done.get(next.body.item.id) ?? 0) + 1)
-    else failures++
-  }
-}))
+await Promise.all(
+  tokens.map(async (token) => {
+    for (;;) {
+      const next = await call(token, 'POST', '/api/saved/inbox/claim', { lease_seconds: 60 })
+      if (next.status !== 200) {
+        failures++
+        continue
+      }
+      if (!next.body.item) return
+      const fin = await call(token, 'PATCH', `/api/saved/items/${next.body.item.id}`, {
+        workflow_status: 'done',
+        lease_id: next.body.lease.id,
+      })
+      if (fin.status === 200) done.set(next.body.item.id, (done.get(next.body.item.id) ?? 0) + 1)
+      else failures++
+    }
+  }),
+)
 const drainSeconds = (performance.now() - drainStart) / 1000
 const doubles = [...done.values()].filter((n) => n > 1).length
 
@@ -122,9 +162,15 @@ latencies.sort((a, b) => a - b)
 const pct = (p: number) => Math.round(latencies[Math.floor((latencies.length - 1) * p)]! * 10) / 10
 
 console.log('\n| scenario | result | target |\n|---|---:|---:|')
-console.log(`| drain: ${AGENTS} agents, claim next + done, ${ITEMS} items | ${Math.round(ITEMS / drainSeconds)} items/s (${done.size} done, ${doubles} twice, ${failures} non-200) | ≥ 1,000 items/s, 0 twice |`)
-console.log(`| ${WAITERS} idle waiting claim-next requests | ${(idleCpu * 100).toFixed(1)} % of a core | < 5 % |`)
-console.log(`| new item → a waiter holds it (50 items) | p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms | p99 ≤ 100 ms |`)
+console.log(
+  `| drain: ${AGENTS} agents, claim next + done, ${ITEMS} items | ${Math.round(ITEMS / drainSeconds)} items/s (${done.size} done, ${doubles} twice, ${failures} non-200) | ≥ 1,000 items/s, 0 twice |`,
+)
+console.log(
+  `| ${WAITERS} idle waiting claim-next requests | ${(idleCpu * 100).toFixed(1)} % of a core | < 5 % |`,
+)
+console.log(
+  `| new item → a waiter holds it (50 items) | p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms | p99 ≤ 100 ms |`,
+)
 server.kill()
 rmSync(dir, { recursive: true, force: true })
 process.exit(0)

@@ -24,7 +24,16 @@ await seedItems(db, { userId: 'soak', count: 20_000 })
 db.$client.close()
 
 const server = Bun.spawn([process.execPath, 'src/main.ts'], {
-  env: { ...process.env, PORT: String(PORT), HOST: '127.0.0.1', DATABASE_URL: `file:${file}`, JWT_SECRET: SECRET, RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn', DATA_DIR: dir },
+  env: {
+    ...process.env,
+    PORT: String(PORT),
+    HOST: '127.0.0.1',
+    DATABASE_URL: `file:${file}`,
+    JWT_SECRET: SECRET,
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dir,
+  },
   stdout: 'inherit',
   stderr: 'inherit',
 })
@@ -36,18 +45,35 @@ for (let i = 0; i < 200; i++) {
   await Bun.sleep(50)
 }
 
-const session = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('soak').setExpirationTime('2h').sign(new TextEncoder().encode(SECRET))
+const session = await new SignJWT({})
+  .setProtectedHeader({ alg: 'HS256' })
+  .setSubject('soak')
+  .setExpirationTime('2h')
+  .sign(new TextEncoder().encode(SECRET))
 async function call(token: string, method: string, path: string, body?: unknown) {
   const res = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   })
   return { status: res.status, body: (await res.json().catch(() => null)) as any }
 }
 const agents: string[] = []
-for (let i = 0; i < 8; i++) agents.push((await call(session, 'POST', '/api/saved/agent-tokens', { name: `soak-${i}`, scopes: ['read_items', 'update_workflow_status'] })).body.token)
-const ids: string[] = (await call(agents[0]!, 'GET', '/api/saved/items?limit=200')).body.items.map((i: any) => i.id)
+for (let i = 0; i < 8; i++)
+  agents.push(
+    (
+      await call(session, 'POST', '/api/saved/agent-tokens', {
+        name: `soak-${i}`,
+        scopes: ['read_items', 'update_workflow_status'],
+      })
+    ).body.token,
+  )
+const ids: string[] = (await call(agents[0]!, 'GET', '/api/saved/items?limit=200')).body.items.map(
+  (i: any) => i.id,
+)
 
 let latencies: number[] = []
 let errors = 0
@@ -62,24 +88,57 @@ async function client(n: number) {
     const started = performance.now()
     let status: number
     if (r < 0.35) {
-      const res: any = await call(agent, 'GET', `/api/saved/items?limit=50${cursor ? `&cursor=${cursor}` : ''}`)
+      const res: any = await call(
+        agent,
+        'GET',
+        `/api/saved/items?limit=50${cursor ? `&cursor=${cursor}` : ''}`,
+      )
       cursor = res.body?.next_cursor ?? null
       status = res.status
-    } else if (r < 0.55) status = (await call(agent, 'GET', '/api/saved/inbox?workflow_status=pending&claim_status=available&limit=20')).status
-    else if (r < 0.7) status = (await call(agent, 'GET', `/api/saved/items/${ids[Math.floor(Math.random() * ids.length)]}`)).status
-    else if (r < 0.8) status = (await call(agent, 'POST', '/graphql', { query: '{ items(first: 20) { edges { node { id title claimStatus } } } }' })).status
+    } else if (r < 0.55)
+      status = (
+        await call(
+          agent,
+          'GET',
+          '/api/saved/inbox?workflow_status=pending&claim_status=available&limit=20',
+        )
+      ).status
+    else if (r < 0.7)
+      status = (
+        await call(agent, 'GET', `/api/saved/items/${ids[Math.floor(Math.random() * ids.length)]}`)
+      ).status
+    else if (r < 0.8)
+      status = (
+        await call(agent, 'POST', '/graphql', {
+          query: '{ items(first: 20) { edges { node { id title claimStatus } } } }',
+        })
+      ).status
     else if (r < 0.95) {
       const id = ids[Math.floor(Math.random() * ids.length)]!
-      const claim = await call(agent, 'PATCH', `/api/saved/items/${id}`, { claim_action: 'claim', lease_seconds: 30 })
+      const claim = await call(agent, 'PATCH', `/api/saved/items/${id}`, {
+        claim_action: 'claim',
+        lease_seconds: 30,
+      })
       status = claim.status === 409 ? 200 : claim.status
-      if (claim.status === 200) await call(agent, 'PATCH', `/api/saved/items/${id}`, { claim_action: 'release' })
-    } else status = (await call(session, 'POST', '/api/saved/items', { type: 'media', title: 'soak', tags: ['soak'] })).status
+      if (claim.status === 200)
+        await call(agent, 'PATCH', `/api/saved/items/${id}`, { claim_action: 'release' })
+    } else
+      status = (
+        await call(session, 'POST', '/api/saved/items', {
+          type: 'media',
+          title: 'soak',
+          tags: ['soak'],
+        })
+      ).status
     latencies.push(performance.now() - started)
     if (status >= 500 || status === 0) errors++
   }
 }
 
-const rssMb = () => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1]) / 1024)
+const rssMb = () =>
+  Math.round(
+    Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1]) / 1024,
+  )
 const rows: string[] = []
 const sampler = (async () => {
   let t = 0
@@ -87,7 +146,8 @@ const sampler = (async () => {
     await Bun.sleep(INTERVAL * 1000)
     t += INTERVAL
     const sorted = latencies.sort((a, b) => a - b)
-    const pct = (p: number) => (sorted.length ? sorted[Math.floor((sorted.length - 1) * p)]!.toFixed(1) : '-')
+    const pct = (p: number) =>
+      sorted.length ? sorted[Math.floor((sorted.length - 1) * p)]!.toFixed(1) : '-'
     const row = `| ${t}s | ${Math.round(sorted.length / INTERVAL)} | ${pct(0.5)} | ${pct(0.99)} | ${rssMb()} MB | ${errors} |`
     console.error(row)
     rows.push(row)
@@ -98,7 +158,9 @@ const sampler = (async () => {
 await Promise.all([...Array.from({ length: CONCURRENCY }, (_, i) => client(i)), sampler])
 server.kill()
 rmSync(dir, { recursive: true, force: true })
-console.log(`\nSoak: ${MINUTES} min, ${CONCURRENCY} clients, mixed load (35% list, 20% inbox, 15% single, 10% GraphQL, 15% claim/release, 5% create)\n`)
+console.log(
+  `\nSoak: ${MINUTES} min, ${CONCURRENCY} clients, mixed load (35% list, 20% inbox, 15% single, 10% GraphQL, 15% claim/release, 5% create)\n`,
+)
 console.log('| elapsed | req/s | p50 ms | p99 ms | RSS | 5xx so far |')
 console.log('|---|---:|---:|---:|---:|---:|')
 for (const row of rows) console.log(row)

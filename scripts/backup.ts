@@ -13,9 +13,14 @@ try {
   const config = loadConfig()
   const started = performance.now()
   const { path, bytes } = await backupDatabase(config.database, target)
-  console.log(`backed up ${redactDatabaseUrl(config.database.url)} to ${path} (${bytes} bytes, integrity ok) in ${Math.round(performance.now() - started)} ms`)
+  console.log(
+    `backed up ${redactDatabaseUrl(config.database.url)} to ${path} (${bytes} bytes, integrity ok) in ${Math.round(performance.now() - started)} ms`,
+  )
 } catch (error) {
-  const message = error instanceof ConfigError ? `Configuration error: ${error.message}` : `Backup failed: ${(error as Error).message.split('\n')[0]}`
+  const message =
+    error instanceof ConfigError
+      ? `Configuration error: ${error.message}`
+      : `Backup failed: ${(error as Error).message.split('\n')[0]}`
   console.error(message)
   process.exit(1)
 }

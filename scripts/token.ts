@@ -14,14 +14,23 @@ function refuse(problem: string): never {
 }
 
 const parse = () =>
-  parseArgs({ args: process.argv.slice(2), options: { days: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
+  parseArgs({
+    args: process.argv.slice(2),
+    options: { days: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+    strict: true,
+  })
 let parsed: ReturnType<typeof parse>
 try {
   parsed = parse()
 } catch (error) {
   // parseArgs's message is a sentence (its stack is noise here); an unknown flag's also explains `--`.
   const { code, message } = error as { code?: string; message: string }
-  refuse(code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `unknown option ${/'[^']+'/.exec(message)?.[0] ?? ''}` : message.split('\n')[0] ?? message)
+  refuse(
+    code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+      ? `unknown option ${/'[^']+'/.exec(message)?.[0] ?? ''}`
+      : (message.split('\n')[0] ?? message),
+  )
 }
 if (parsed.values.help) {
   console.log(USAGE)
@@ -45,14 +54,22 @@ try {
   throw error
 }
 if (config.jwt.kind !== 'secret') {
-  console.error('JWT_JWKS_URL is set: session tokens come from your identity provider, not from this script.')
+  console.error(
+    'JWT_JWKS_URL is set: session tokens come from your identity provider, not from this script.',
+  )
   process.exit(2)
 }
 if (!Number.isFinite(days) || days <= 0 || days * 86400 > config.jwt.maxAgeSeconds) {
-  console.error(`--days must be more than 0 and at most JWT_MAX_AGE_SECONDS (${config.jwt.maxAgeSeconds / 86400} days)`)
+  console.error(
+    `--days must be more than 0 and at most JWT_MAX_AGE_SECONDS (${config.jwt.maxAgeSeconds / 86400} days)`,
+  )
   process.exit(2)
 }
-let jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject(userId).setIssuedAt().setExpirationTime(`${days}d`)
+let jwt = new SignJWT({})
+  .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+  .setSubject(userId)
+  .setIssuedAt()
+  .setExpirationTime(`${days}d`)
 if (config.jwt.issuer) jwt = jwt.setIssuer(config.jwt.issuer)
 if (config.jwt.audience) jwt = jwt.setAudience(config.jwt.audience)
 console.log(await jwt.sign(config.jwt.secret))

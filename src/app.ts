@@ -55,7 +55,9 @@ function bodyParser(config: Config, authenticate: (request: Request) => Promise<
       // The image plus a little room for the text fields; the domain checks the image itself.
       const bytes = await readBody(request, uploadBytes + 64 * 1024, bodyTimeoutMs)
       try {
-        return await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': request.headers.get('content-type') ?? '' } }).formData()
+        return await new Response(bytes as Uint8Array<ArrayBuffer>, {
+          headers: { 'content-type': request.headers.get('content-type') ?? '' },
+        }).formData()
       } catch {
         throw invalid('The multipart body could not be parsed.')
       }
@@ -82,7 +84,8 @@ function bodyParser(config: Config, authenticate: (request: Request) => Promise<
       throw invalid('The request body is not valid JSON.')
     }
     // Every JSON body of this API is an object; say so here rather than per route.
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('The body must be a JSON object.')
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw invalid('The body must be a JSON object.')
     return value
   })
 }
@@ -126,11 +129,27 @@ export function createApp(deps: AppDeps) {
   }
   const authenticateApiRequest = async (request: Request) => {
     if (!(routableUrl(request)?.pathname ?? '').startsWith('/api/')) return
-    await resolveCaller(request.headers.get('authorization'), clientAddress(app.server, request), request)
+    await resolveCaller(
+      request.headers.get('authorization'),
+      clientAddress(app.server, request),
+      request,
+    )
   }
-  const rateLimit = createRateLimiter(config.rateLimitPerMinute, shared ? new DatabaseTokenBuckets(db, config.rateLimitPerMinute) : undefined)
-  const yoga = createGraphQL({ deps: domain, resolveCaller, rateLimit, introspection: config.graphqlIntrospection })
-  const handleGraphQL = graphqlHandler(yoga as never, { resolveCaller, maxBodyBytes: config.limits.jsonBodyBytes, bodyTimeoutMs: config.limits.bodyTimeoutMs })
+  const rateLimit = createRateLimiter(
+    config.rateLimitPerMinute,
+    shared ? new DatabaseTokenBuckets(db, config.rateLimitPerMinute) : undefined,
+  )
+  const yoga = createGraphQL({
+    deps: domain,
+    resolveCaller,
+    rateLimit,
+    introspection: config.graphqlIntrospection,
+  })
+  const handleGraphQL = graphqlHandler(yoga as never, {
+    resolveCaller,
+    maxBodyBytes: config.limits.jsonBodyBytes,
+    bodyTimeoutMs: config.limits.bodyTimeoutMs,
+  })
 
   const app = new Elysia({ normalize: false, handler: { standardHostname: false } })
     .use(observability())
@@ -139,7 +158,10 @@ export function createApp(deps: AppDeps) {
     .onRequest(({ request }) => {
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > config.limits.uploadBytes + 64 * 1024) {
-        throw new AppError('payload_too_large', `Request bodies are limited to ${config.limits.uploadBytes} bytes.`)
+        throw new AppError(
+          'payload_too_large',
+          `Request bodies are limited to ${config.limits.uploadBytes} bytes.`,
+        )
       }
     })
     // Yoga reads its own body (and serves GraphiQL on a browser's GET). Registered before the
@@ -148,25 +170,45 @@ export function createApp(deps: AppDeps) {
       '/graphql',
       async ({ request, server }) => {
         // Subscriptions stream over SSE: no idle timeout (Yoga sends its own keep-alive pings).
-        if ((request.headers.get('accept') ?? '').includes('text/event-stream')) server?.timeout(request, 0)
-        return config.graphiql && request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html') && !new URL(request.url).search
+        if ((request.headers.get('accept') ?? '').includes('text/event-stream'))
+          server?.timeout(request, 0)
+        return config.graphiql &&
+          request.method === 'GET' &&
+          (request.headers.get('accept') ?? '').includes('text/html') &&
+          !new URL(request.url).search
           ? (await graphiqlPage()).respond(request)
           : handleGraphQL(request, clientAddress(server, request))
       },
       { parse: 'none', detail: { hide: true } },
     )
     // MCP reads its own body too (the SDK's transport), so it is mounted before the parser as well.
-    .use(mcpRoutes({ deps: domain, resolveCaller, rateLimit, maxBodyBytes: config.limits.jsonBodyBytes }))
+    .use(
+      mcpRoutes({
+        deps: domain,
+        resolveCaller,
+        rateLimit,
+        maxBodyBytes: config.limits.jsonBodyBytes,
+      }),
+    )
     .use(bodyParser(config, authenticateApiRequest))
     .use(markdownNegotiation())
     .use(systemRoutes(db))
     .use(itemRoutes({ deps: domain, resolveCaller, rateLimit }))
     .use(agentTokenRoutes(domain, resolveCaller, rateLimit))
-    .use(changeRoutes({ deps: domain, resolveCaller, rateLimit, keepAliveMs: config.push.keepAliveMs }))
+    .use(
+      changeRoutes({
+        deps: domain,
+        resolveCaller,
+        rateLimit,
+        keepAliveMs: config.push.keepAliveMs,
+      }),
+    )
     .use(webhookRoutes(domain, resolveCaller, rateLimit))
   if (images instanceof LocalImageStore) app.use(fileRoutes(images, clock))
   // The document is built on first request, when every route (file routes included) is registered.
-  app.use(referenceRoutes(() => completeSpec(generatedDocument(app), { publicUrl: config.publicUrl })))
+  app.use(
+    referenceRoutes(() => completeSpec(generatedDocument(app), { publicUrl: config.publicUrl })),
+  )
   const webhooks = new WebhookDispatcher(domain, config.push.webhooks.pollMs)
   webhooks.start()
   app.onStop(() => (domain.changes.close(), webhooks.stop()))

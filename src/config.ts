@@ -4,10 +4,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 
 /** Session JWT verification: a shared HS256 secret, or the public keys of an identity provider. */
-export type JwtConfig = (
-  | { kind: 'secret'; secret: Uint8Array }
-  | { kind: 'jwks'; url: URL }
-) & {
+export type JwtConfig = ({ kind: 'secret'; secret: Uint8Array } | { kind: 'jwks'; url: URL }) & {
   issuer?: string
   audience?: string
   /** Longest accepted lifetime of a session JWT (`exp - iat`, and `exp - now`), seconds. */
@@ -86,7 +83,10 @@ function retrySchedule(raw: string | undefined): number[] {
   const text = raw === undefined || raw.trim() === '' ? '5,300,1800,7200,18000,36000' : raw
   const parts = text.split(',').map((p) => p.trim())
   if (parts.length > 20 || parts.some((p) => !/^\d{1,6}(\.\d{1,3})?$/.test(p))) {
-    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be up to 20 comma-separated numbers of seconds, got "${raw}"`)
+    throw new ConfigError(
+      'WEBHOOK_RETRY_SCHEDULE',
+      `must be up to 20 comma-separated numbers of seconds, got "${raw}"`,
+    )
   }
   return parts.map(Number)
 }
@@ -146,7 +146,10 @@ function databaseUrl(raw: string): string {
       /* fall through */
     }
   }
-  throw new ConfigError('DATABASE_URL', `must be :memory:, file:<path>, libsql://, https:// or wss:// — got "${raw}"`)
+  throw new ConfigError(
+    'DATABASE_URL',
+    `must be :memory:, file:<path>, libsql://, https:// or wss:// — got "${raw}"`,
+  )
 }
 
 const DEV_JWT_SECRET_FILE = 'dev-jwt-secret'
@@ -170,18 +173,27 @@ export function prepareDataDir(env: Env = process.env): void {
   if (!usesDataDir) return
   try {
     makePrivateDir(dataDir)
-    for (const [needed, file] of [[needsDevJwt, DEV_JWT_SECRET_FILE], [needsSigningKey, URL_SIGNING_SECRET_FILE]] as const) {
+    for (const [needed, file] of [
+      [needsDevJwt, DEV_JWT_SECRET_FILE],
+      [needsSigningKey, URL_SIGNING_SECRET_FILE],
+    ] as const) {
       const path = join(dataDir, file)
       if (!needed || existsSync(path)) continue
       try {
         // 'wx': never overwrite a secret another process wrote a moment ago.
-        writeFileSync(path, randomBytes(32).toString('base64url') + '\n', { mode: PRIVATE_FILE_MODE, flag: 'wx' })
+        writeFileSync(path, randomBytes(32).toString('base64url') + '\n', {
+          mode: PRIVATE_FILE_MODE,
+          flag: 'wx',
+        })
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       }
     }
   } catch (error) {
-    throw new ConfigError('DATA_DIR', `cannot prepare ${dataDir}: ${(error as Error).message.split('\n')[0]}`)
+    throw new ConfigError(
+      'DATA_DIR',
+      `cannot prepare ${dataDir}: ${(error as Error).message.split('\n')[0]}`,
+    )
   }
 }
 
@@ -193,14 +205,21 @@ export function prepareDataDir(env: Env = process.env): void {
 function persistedSecret(dataDir: string, file: string, variable: string): Uint8Array {
   const path = join(dataDir, file)
   if (!existsSync(path)) {
-    throw new ConfigError(variable, `is not set and ${path} does not exist (npm start creates it; or set ${variable})`)
+    throw new ConfigError(
+      variable,
+      `is not set and ${path} does not exist (npm start creates it; or set ${variable})`,
+    )
   }
   const mode = statSync(path).mode
   if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
-    throw new ConfigError(variable, `is not set and ${path} is readable by group or others (mode ${(mode & 0o777).toString(8)}; chmod 600 it)`)
+    throw new ConfigError(
+      variable,
+      `is not set and ${path} is readable by group or others (mode ${(mode & 0o777).toString(8)}; chmod 600 it)`,
+    )
   }
   const secret = new TextEncoder().encode(readFileSync(path, 'utf8').trim())
-  if (secret.byteLength < 32) throw new ConfigError(variable, `is not set and ${path} holds fewer than 32 bytes`)
+  if (secret.byteLength < 32)
+    throw new ConfigError(variable, `is not set and ${path} holds fewer than 32 bytes`)
   return secret
 }
 
@@ -211,7 +230,10 @@ function persistedSecret(dataDir: string, file: string, variable: string): Uint8
 export function redactDatabaseUrl(raw: string): string {
   return raw
     .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1')
-    .replace(/([?&][^=&#]*(?:token|password|pass|pwd|secret|key|auth|credential)[^=&#]*=)[^&#]*/gi, '$1[redacted]')
+    .replace(
+      /([?&][^=&#]*(?:token|password|pass|pwd|secret|key|auth|credential)[^=&#]*=)[^&#]*/gi,
+      '$1[redacted]',
+    )
 }
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const
@@ -253,7 +275,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if (env.JWT_SECRET) {
     const secret = new TextEncoder().encode(env.JWT_SECRET)
-    if (secret.byteLength < 32) throw new ConfigError('JWT_SECRET', 'must be at least 32 bytes for HS256')
+    if (secret.byteLength < 32)
+      throw new ConfigError('JWT_SECRET', 'must be at least 32 bytes for HS256')
     jwt = { kind: 'secret', secret, issuer, audience, maxAgeSeconds }
     jwtSource = 'env'
   } else if (jwksUrl) {
@@ -262,17 +285,26 @@ export function loadConfig(env: Env = process.env): Config {
   } else if (production) {
     throw new ConfigError('JWT_SECRET', 'is required in production (or set JWT_JWKS_URL)')
   } else {
-    jwt = { kind: 'secret', secret: persistedSecret(dataDir, DEV_JWT_SECRET_FILE, 'JWT_SECRET'), issuer, audience, maxAgeSeconds }
+    jwt = {
+      kind: 'secret',
+      secret: persistedSecret(dataDir, DEV_JWT_SECRET_FILE, 'JWT_SECRET'),
+      issuer,
+      audience,
+      maxAgeSeconds,
+    }
     jwtSource = 'dev-file'
   }
 
   let urlSigningKey: Uint8Array
   if (env.URL_SIGNING_SECRET) {
     urlSigningKey = new TextEncoder().encode(env.URL_SIGNING_SECRET)
-    if (urlSigningKey.byteLength < 32) throw new ConfigError('URL_SIGNING_SECRET', 'must be at least 32 bytes')
+    if (urlSigningKey.byteLength < 32)
+      throw new ConfigError('URL_SIGNING_SECRET', 'must be at least 32 bytes')
   } else if (jwt.kind === 'secret') {
     // Derive from the JWT secret so a configured deployment needs one secret, not two.
-    urlSigningKey = new Uint8Array(new Bun.CryptoHasher('sha256', jwt.secret).update('image-url-signing').digest())
+    urlSigningKey = new Uint8Array(
+      new Bun.CryptoHasher('sha256', jwt.secret).update('image-url-signing').digest(),
+    )
   } else {
     urlSigningKey = persistedSecret(dataDir, URL_SIGNING_SECRET_FILE, 'URL_SIGNING_SECRET')
   }
@@ -289,19 +321,29 @@ export function loadConfig(env: Env = process.env): Config {
 
   const workers = int(env, 'WORKERS', 1, 1, 64)
   // Several workers must share buckets, or each caller would get n times the limit.
-  const rateLimitStore = (env.RATE_LIMIT_STORE || (workers > 1 ? 'database' : 'memory')) as Config['rateLimitStore']
+  const rateLimitStore = (env.RATE_LIMIT_STORE ||
+    (workers > 1 ? 'database' : 'memory')) as Config['rateLimitStore']
   if (rateLimitStore !== 'memory' && rateLimitStore !== 'database') {
-    throw new ConfigError('RATE_LIMIT_STORE', `must be memory or database, got "${env.RATE_LIMIT_STORE}"`)
+    throw new ConfigError(
+      'RATE_LIMIT_STORE',
+      `must be memory or database, got "${env.RATE_LIMIT_STORE}"`,
+    )
   }
   if (rateLimitStore === 'memory' && workers > 1) {
-    throw new ConfigError('RATE_LIMIT_STORE', `memory gives each of the ${workers} WORKERS its own buckets (${workers}× the limit); use database`)
+    throw new ConfigError(
+      'RATE_LIMIT_STORE',
+      `memory gives each of the ${workers} WORKERS its own buckets (${workers}× the limit); use database`,
+    )
   }
   const rateLimitPerMinute = int(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000)
   const authFailuresPerMinute = int(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000)
 
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel']
   if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`)
+    throw new ConfigError(
+      'LOG_LEVEL',
+      `must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`,
+    )
   }
 
   const corsOrigins = (env.CORS_ORIGINS || '')
@@ -310,7 +352,10 @@ export function loadConfig(env: Env = process.env): Config {
     .filter(Boolean)
   for (const origin of corsOrigins) {
     if (origin !== '*' && !/^https?:\/\/[^/]+$/.test(origin)) {
-      throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin like https://app.example.com`)
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `"${origin}" is not an origin like https://app.example.com`,
+      )
     }
   }
 
@@ -320,7 +365,11 @@ export function loadConfig(env: Env = process.env): Config {
     workers,
     production,
     dataDir,
-    database: { url: dbUrl, authToken: env.DATABASE_AUTH_TOKEN || undefined, syncUrl: syncUrl?.toString() },
+    database: {
+      url: dbUrl,
+      authToken: env.DATABASE_AUTH_TOKEN || undefined,
+      syncUrl: syncUrl?.toString(),
+    },
     jwt,
     jwtSource,
     urlSigningKey,

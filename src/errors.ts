@@ -53,7 +53,10 @@ export class AppError extends Error {
   spelled(spell: (field: string) => string): { message: string; details: unknown } {
     if (!this.field) return { message: this.message, details: this.details }
     const name = spell(this.field.name)
-    return { message: `${name} ${this.field.rule}.`, details: { ...(this.details as object), field: name } }
+    return {
+      message: `${name} ${this.field.rule}.`,
+      details: { ...(this.details as object), field: name },
+    }
   }
 }
 
@@ -65,11 +68,16 @@ export function envelope(code: ErrorCode, message: string, details?: unknown): E
   return { error: details === undefined ? { code, message } : { code, message, details } }
 }
 
-export const invalid = (message: string, details?: unknown) => new AppError('invalid_request', message, details)
+export const invalid = (message: string, details?: unknown) =>
+  new AppError('invalid_request', message, details)
 export const notFound = (what = 'Item') => new AppError('not_found', `${what} not found.`)
 
 /** A field broke a rule: "leaseSeconds must be a whole number from 1 to 86400." */
-export function invalidField(name: string, rule: string, extra?: Record<string, unknown>): AppError {
+export function invalidField(
+  name: string,
+  rule: string,
+  extra?: Record<string, unknown>,
+): AppError {
   const error = new AppError('invalid_request', `${name} ${rule}.`, { ...extra, field: name })
   error.field = { name, rule }
   return error
@@ -81,10 +89,14 @@ export function challengeHeaders(error: AppError): Record<string, string> | unde
   const realm = 'Bearer realm="saved"'
   if (error.code === 'insufficient_scope') {
     const scope = (error.details as { required_scope?: string } | undefined)?.required_scope
-    return { 'WWW-Authenticate': `${realm}, error="insufficient_scope"${scope ? `, scope="${scope}"` : ''}` }
+    return {
+      'WWW-Authenticate': `${realm}, error="insufficient_scope"${scope ? `, scope="${scope}"` : ''}`,
+    }
   }
   if (error.code === 'session_required') {
-    return { 'WWW-Authenticate': `${realm}, error="invalid_token", error_description="session required"` }
+    return {
+      'WWW-Authenticate': `${realm}, error="invalid_token", error_description="session required"`,
+    }
   }
   if (error.code === 'unauthorized') return { 'WWW-Authenticate': realm }
   const retry = (error.details as { retry_after_seconds?: number } | undefined)?.retry_after_seconds

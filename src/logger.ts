@@ -10,7 +10,10 @@ export interface Logger {
 }
 
 /** One JSON line per event on stdout. Callers never pass secrets or tokens in `fields`. */
-export function createLogger(level: Config['logLevel'], write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Logger {
+export function createLogger(
+  level: Config['logLevel'],
+  write: (line: string) => void = (l) => process.stdout.write(l + '\n'),
+): Logger {
   const min = ORDER[level]
   const log = (lvl: keyof typeof ORDER) => (msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < min) return

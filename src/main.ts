@@ -30,7 +30,9 @@ async function main() {
     // One line, and never the URL's credentials (a driver may quote the URL in its message).
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
     const message = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
-    console.error(`Database error: ${redactDatabaseUrl(config.database.url)}: ${(message.split('\n')[0] ?? '').split(config.database.url).join('[DATABASE_URL]')}`)
+    console.error(
+      `Database error: ${redactDatabaseUrl(config.database.url)}: ${(message.split('\n')[0] ?? '').split(config.database.url).join('[DATABASE_URL]')}`,
+    )
     process.exit(1)
   }
 
@@ -54,8 +56,12 @@ async function main() {
     development: false,
     // Anything that escapes the app's own error mapper: one log line and the envelope, no stack.
     error(error) {
-      logger.error('unhandled error', { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) })
-      return Response.json(envelope('internal', 'Something went wrong on our side.'), { status: 500 })
+      logger.error('unhandled error', {
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      })
+      return Response.json(envelope('internal', 'Something went wrong on our side.'), {
+        status: 500,
+      })
     },
     fetch: (request) => app.handle(request),
   }) as unknown as typeof app.server
@@ -68,7 +74,10 @@ async function main() {
       graphql: `${base}/graphql`,
       workers: config.workers,
       database: redactDatabaseUrl(config.database.url),
-      token_help: config.jwtSource === 'dev-file' ? 'npm run token -- <user-id> prints a session JWT' : undefined,
+      token_help:
+        config.jwtSource === 'dev-file'
+          ? 'npm run token -- <user-id> prints a session JWT'
+          : undefined,
     })
   }
 
@@ -99,7 +108,9 @@ async function supervise(config: Config) {
       stdio: ['inherit', 'inherit', 'inherit'],
     }),
   )
-  const forward = (signal: NodeJS.Signals) => () => children.forEach((c) => c.kill(signal))
+  const forward = (signal: NodeJS.Signals) => () => {
+    for (const child of children) child.kill(signal)
+  }
   process.on('SIGTERM', forward('SIGTERM'))
   process.on('SIGINT', forward('SIGINT'))
   const codes = await Promise.all(children.map((c) => c.exited))

@@ -29,7 +29,12 @@ describe('npm run backup: an online copy of a live database', () => {
         const res = await fetch(`${server.base}/api/saved/items`, {
           method: 'POST',
           headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ type: 'event', title: `write ${n}.${i}`, summary: 'x'.repeat(2000), tags: ['backup'] }),
+          body: JSON.stringify({
+            type: 'event',
+            title: `write ${n}.${i}`,
+            summary: 'x'.repeat(2000),
+            tags: ['backup'],
+          }),
         })
         if (res.status !== 201) throw new Error(`write failed: ${res.status}`)
         acknowledged.push(((await res.json()) as { id: string }).id)
@@ -40,13 +45,20 @@ describe('npm run backup: an online copy of a live database', () => {
 
     const before = [...acknowledged]
     const target = join(dir, 'copy.db')
-    const backup = Bun.spawn([process.execPath, 'scripts/backup.ts', target], { env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' })
+    const backup = Bun.spawn([process.execPath, 'scripts/backup.ts', target], {
+      env: { ...process.env, ...env },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     const code = await backup.exited
     const during = acknowledged.length - before.length
     writing = false
     await Promise.all(writers)
     const stdout = await new Response(backup.stdout).text()
-    expect({ code, stderr: await new Response(backup.stderr).text() }).toEqual({ code: 0, stderr: '' })
+    expect({ code, stderr: await new Response(backup.stderr).text() }).toEqual({
+      code: 0,
+      stderr: '',
+    })
     expect(stdout).toContain(`to ${target}`)
     expect(during).toBeGreaterThan(0) // the server really kept writing while the copy was made
     expect(statSync(target).mode & 0o777).toBe(0o600)
@@ -63,7 +75,11 @@ describe('npm run backup: an online copy of a live database', () => {
     copy.close()
 
     // A second run never overwrites a backup.
-    const again = Bun.spawn([process.execPath, 'scripts/backup.ts', target], { env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' })
+    const again = Bun.spawn([process.execPath, 'scripts/backup.ts', target], {
+      env: { ...process.env, ...env },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     expect(await again.exited).toBe(1)
     expect(await new Response(again.stderr).text()).toContain('already exists')
   })

@@ -14,13 +14,33 @@ describe('the @libsql/client read path (as used with Turso)', () => {
     await createItem(ctx, session, { tags: ['y'] })
     const list = await ctx.json('GET', '/api/saved/items?tags=x,y', { token: agent.token })
     expect(list.body.items.map((i: any) => i.id)).toEqual([a.id])
-    const claim = await ctx.json('PATCH', `/api/saved/items/${a.id}`, { token: agent.token, body: { claim_action: 'claim' } })
+    const claim = await ctx.json('PATCH', `/api/saved/items/${a.id}`, {
+      token: agent.token,
+      body: { claim_action: 'claim' },
+    })
     expect(claim.body.claim_status).toBe('mine')
-    expect((await ctx.json('GET', '/api/saved/inbox?claim_status=mine', { token: agent.token })).body.items).toHaveLength(1)
-    expect((await ctx.json('GET', `/api/saved/items/${a.id}/history`, { token: agent.token })).body.events).toHaveLength(1)
-    const gql = await ctx.json('POST', '/graphql', { token: agent.token, body: { query: `{ items(tag: "x") { edges { node { id claimStatus history { action } } } } }` } })
-    expect(gql.body.data.items.edges[0].node).toEqual({ id: a.id, claimStatus: 'MINE', history: [{ action: 'claim' }] })
-    expect((await ctx.json('DELETE', `/api/saved/agent-tokens/${agent.id}`, { token: session })).status).toBe(204)
+    expect(
+      (await ctx.json('GET', '/api/saved/inbox?claim_status=mine', { token: agent.token })).body
+        .items,
+    ).toHaveLength(1)
+    expect(
+      (await ctx.json('GET', `/api/saved/items/${a.id}/history`, { token: agent.token })).body
+        .events,
+    ).toHaveLength(1)
+    const gql = await ctx.json('POST', '/graphql', {
+      token: agent.token,
+      body: {
+        query: `{ items(tag: "x") { edges { node { id claimStatus history { action } } } } }`,
+      },
+    })
+    expect(gql.body.data.items.edges[0].node).toEqual({
+      id: a.id,
+      claimStatus: 'MINE',
+      history: [{ action: 'claim' }],
+    })
+    expect(
+      (await ctx.json('DELETE', `/api/saved/agent-tokens/${agent.id}`, { token: session })).status,
+    ).toBe(204)
     expect((await ctx.json('GET', '/api/saved/items', { token: agent.token })).status).toBe(401)
   })
 })

@@ -17,7 +17,9 @@ describe('configuration', () => {
     expect(config.rateLimitPerMinute).toBe(600)
     expect(config.jwtSource).toBe('dev-file')
     const again = loadConfig({ DATA_DIR: dir })
-    expect(again.jwt.kind === 'secret' && new TextDecoder().decode(again.jwt.secret)).toBe(readFileSync(join(dir, 'dev-jwt-secret'), 'utf8').trim())
+    expect(again.jwt.kind === 'secret' && new TextDecoder().decode(again.jwt.secret)).toBe(
+      readFileSync(join(dir, 'dev-jwt-secret'), 'utf8').trim(),
+    )
     expect(loadConfig({ JWT_SECRET: 'x'.repeat(32) }).database.url).toBe('file:./data/saved.db')
   })
 
@@ -61,17 +63,33 @@ describe('configuration', () => {
   }
 
   test('production with a JWKS URL, issuer and audience starts', () => {
-    const env = { NODE_ENV: 'production', DATA_DIR: tmp(), JWT_JWKS_URL: 'https://idp.example/.well-known/jwks.json', JWT_ISSUER: 'https://idp.example/', JWT_AUDIENCE: 'saved' }
+    const env = {
+      NODE_ENV: 'production',
+      DATA_DIR: tmp(),
+      JWT_JWKS_URL: 'https://idp.example/.well-known/jwks.json',
+      JWT_ISSUER: 'https://idp.example/',
+      JWT_AUDIENCE: 'saved',
+    }
     prepareDataDir(env)
     const config = loadConfig(env)
-    expect(config.jwt).toMatchObject({ kind: 'jwks', issuer: 'https://idp.example/', audience: 'saved' })
+    expect(config.jwt).toMatchObject({
+      kind: 'jwks',
+      issuer: 'https://idp.example/',
+      audience: 'saved',
+    })
   })
 
   test('the process refuses to start on bad configuration with a one-line message', async () => {
-    const proc = Bun.spawn([process.execPath, 'src/main.ts'], { env: { ...process.env, PORT: 'nope', DATA_DIR: tmp() }, stderr: 'pipe', stdout: 'pipe' })
+    const proc = Bun.spawn([process.execPath, 'src/main.ts'], {
+      env: { ...process.env, PORT: 'nope', DATA_DIR: tmp() },
+      stderr: 'pipe',
+      stdout: 'pipe',
+    })
     const code = await proc.exited
     const stderr = await new Response(proc.stderr).text()
     expect(code).toBe(1)
-    expect(stderr.trim().split('\n')).toEqual(['Configuration error: PORT: must be a whole number, got "nope"'])
+    expect(stderr.trim().split('\n')).toEqual([
+      'Configuration error: PORT: must be a whole number, got "nope"',
+    ])
   })
 })

@@ -29,16 +29,27 @@ async function servers(n: number, env: Record<string, string> = {}) {
 const call = async (base: string, method: string, path: string, token: string, body?: unknown) => {
   const res = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   })
   const text = await res.text()
   return { status: res.status, body: text ? JSON.parse(text) : undefined }
 }
 
-const open = async (base: string, token: string, path = '/api/saved/events', headers: Record<string, string> = {}) => {
+const open = async (
+  base: string,
+  token: string,
+  path = '/api/saved/events',
+  headers: Record<string, string> = {},
+) => {
   const controller = new AbortController()
-  const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers }, signal: controller.signal })
+  const res = await fetch(base + path, {
+    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers },
+    signal: controller.signal,
+  })
   expect(res.status).toBe(200)
   expect(res.headers.get('content-type')).toStartWith('text/event-stream')
   const reader = sseReader(res)
@@ -50,10 +61,19 @@ describe('GET /api/saved/events (SSE) against a listening server', () => {
     const [base] = await servers(1)
     const alice = await sessionToken('alice')
     const bob = await sessionToken('bob')
-    const earlier = await call(base!, 'POST', '/api/saved/items', alice, { type: 'event', title: 'before the stream' })
+    const earlier = await call(base!, 'POST', '/api/saved/items', alice, {
+      type: 'event',
+      title: 'before the stream',
+    })
     const stream = await open(base!, alice)
     const bobStream = await open(base!, bob)
-    const item = (await call(base!, 'POST', '/api/saved/items', alice, { type: 'event', title: 'one', requested_action: 'workflow' })).body
+    const item = (
+      await call(base!, 'POST', '/api/saved/items', alice, {
+        type: 'event',
+        title: 'one',
+        requested_action: 'workflow',
+      })
+    ).body
     await call(base!, 'POST', '/api/saved/items', bob, { type: 'event', title: 'bob' })
     await call(base!, 'PATCH', `/api/saved/items/${item.id}`, alice, { claim_action: 'claim' })
     await call(base!, 'PATCH', `/api/saved/items/${item.id}`, alice, { workflow_status: 'done' })
@@ -61,7 +81,9 @@ describe('GET /api/saved/events (SSE) against a listening server', () => {
     // Without Last-Event-ID or after, the stream starts with the next change.
     expect(got.map((e) => e.event)).toEqual(['created', 'claim', 'done'])
     expect(got.every((e) => e.data.item_id === item.id && e.data.seq === e.id)).toBe(true)
-    expect(got.map((e) => Number(e.id))).toEqual([...got.map((e) => Number(e.id))].sort((a, b) => a - b))
+    expect(got.map((e) => Number(e.id))).toEqual(
+      [...got.map((e) => Number(e.id))].sort((a, b) => a - b),
+    )
     expect(got[1]!.data.actor).toEqual({ kind: 'user', id: 'alice', name: null })
     expect(got[2]!.data.item.workflow_status).toBe('done')
     expect(earlier.status).toBe(201)
@@ -73,8 +95,17 @@ describe('GET /api/saved/events (SSE) against a listening server', () => {
 
     // Missed while disconnected: a note and a deletion.
     await call(base!, 'PATCH', `/api/saved/items/${item.id}`, alice, { resolution_note: 'noted' })
-    const other = (await call(base!, 'POST', '/api/saved/items', alice, { type: 'media', title: 'two' })).body
-    expect((await fetch(`${base}/api/saved/items/${other.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${alice}` } })).status).toBe(204)
+    const other = (
+      await call(base!, 'POST', '/api/saved/items', alice, { type: 'media', title: 'two' })
+    ).body
+    expect(
+      (
+        await fetch(`${base}/api/saved/items/${other.id}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${alice}` },
+        })
+      ).status,
+    ).toBe(204)
 
     const resumed = await open(base!, alice, '/api/saved/events', { 'last-event-id': got[2]!.id })
     const replay = [await resumed.record(), await resumed.record()]
@@ -99,7 +130,13 @@ describe('GET /api/saved/events (SSE) against a listening server', () => {
     const inbox = await open(first!, alice, '/api/saved/events?inbox=true')
     for (let round = 0; round < 3; round++) {
       const started = Date.now()
-      const made = (await call(second!, 'POST', '/api/saved/items', alice, { type: 'event', title: `r${round}`, requested_action: round === 1 ? null : 'calendar' })).body
+      const made = (
+        await call(second!, 'POST', '/api/saved/items', alice, {
+          type: 'event',
+          title: `r${round}`,
+          requested_action: round === 1 ? null : 'calendar',
+        })
+      ).body
       const event = await stream.record(2000)
       expect(Date.now() - started).toBeLessThan(2000)
       expect(event.data.item_id).toBe(made.id)
@@ -116,7 +153,12 @@ describe('event streams in-process', () => {
     const ctx = await setup({ SSE_KEEPALIVE_MS: '100' })
     const alice = await sessionToken('alice')
     const controller = new AbortController()
-    const res = await ctx.app.handle(new Request('http://localhost/api/saved/events?inbox=true', { headers: { authorization: `Bearer ${alice}` }, signal: controller.signal }))
+    const res = await ctx.app.handle(
+      new Request('http://localhost/api/saved/events?inbox=true', {
+        headers: { authorization: `Bearer ${alice}` },
+        signal: controller.signal,
+      }),
+    )
     expect(res.status).toBe(200)
     const stream = sseReader(res)
     expect(ctx.app.deps.changes.streamCount).toBe(1)
@@ -164,7 +206,10 @@ describe('event streams in-process', () => {
     const ctx = await setup()
     const alice = await sessionToken('alice')
     for (const id of ['nope', '424242']) {
-      const bad = await ctx.json('GET', '/api/saved/events', { token: alice, headers: { 'last-event-id': id } })
+      const bad = await ctx.json('GET', '/api/saved/events', {
+        token: alice,
+        headers: { 'last-event-id': id },
+      })
       expect(bad.status).toBe(400)
       expectEnvelope(bad.body, 'invalid_request')
     }

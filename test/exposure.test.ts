@@ -18,10 +18,18 @@ describe('a signed-in subscription operation (issue 15 row 9)', () => {
   test('is a clean validation error on every transport, and the server logs no error and no stack', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'saved-sub-'))
     dirs.push(dir)
-    const { proc, base, output } = await startServer({ DATA_DIR: dir, DATABASE_URL: `file:${dir}/s.db`, JWT_SECRET })
+    const { proc, base, output } = await startServer({
+      DATA_DIR: dir,
+      DATABASE_URL: `file:${dir}/s.db`,
+      JWT_SECRET,
+    })
     procs.push(proc)
     const session = await sessionToken('alice')
-    for (const [extra, accept] of [[{}, 'application/json'], [{ extensions: {} }, 'application/json'], [{}, 'text/event-stream']] as const) {
+    for (const [extra, accept] of [
+      [{}, 'application/json'],
+      [{ extensions: {} }, 'application/json'],
+      [{}, 'text/event-stream'],
+    ] as const) {
       const res = await fetch(`${base}/graphql`, {
         method: 'POST',
         headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json', accept },
@@ -43,7 +51,8 @@ describe('a signed-in subscription operation (issue 15 row 9)', () => {
 describe('introspection, GraphiQL, token names, Markdown links (issue 15 row 14)', () => {
   test('introspection and GraphiQL are on in development, off in production, and each has its own switch', async () => {
     const session = await sessionToken('alice')
-    const graphiql = (ctx: Awaited<ReturnType<typeof setup>>) => ctx.request('GET', '/graphql', { headers: { accept: 'text/html' } })
+    const graphiql = (ctx: Awaited<ReturnType<typeof setup>>) =>
+      ctx.request('GET', '/graphql', { headers: { accept: 'text/html' } })
     const introspect = async (ctx: Awaited<ReturnType<typeof setup>>) =>
       (await ctx.json('POST', '/graphql', { token: session, body: { query: INTROSPECTION } })).body
 
@@ -58,9 +67,16 @@ describe('introspection, GraphiQL, token names, Markdown links (issue 15 row 14)
     const page = await graphiql(prod)
     expect(page.headers.get('content-type')).not.toContain('text/html')
     // __typename is not introspection of the schema and stays available.
-    expect((await prod.json('POST', '/graphql', { token: session, body: { query: '{ __typename }' } })).body).toEqual({ data: { __typename: 'Query' } })
+    expect(
+      (await prod.json('POST', '/graphql', { token: session, body: { query: '{ __typename }' } }))
+        .body,
+    ).toEqual({ data: { __typename: 'Query' } })
 
-    const opened = await setup({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true', GRAPHIQL: 'true' })
+    const opened = await setup({
+      NODE_ENV: 'production',
+      GRAPHQL_INTROSPECTION: 'true',
+      GRAPHIQL: 'true',
+    })
     expect((await introspect(opened)).data.__schema.queryType.name).toBe('Query')
     expect((await graphiql(opened)).headers.get('content-type')).toContain('text/html')
     const closed = await setup({ GRAPHQL_INTROSPECTION: 'false', GRAPHIQL: 'off' })
@@ -71,28 +87,56 @@ describe('introspection, GraphiQL, token names, Markdown links (issue 15 row 14)
   test('token names with NUL, control characters, ANSI escapes or bidi overrides are 400 over REST and GraphQL', async () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
-    const names = ['bad\u0000name', 'tab\tname', '\u001b[31mred\u001b[0m', 'evil\u202Etxt.exe', 'iso\u2066late\u2069', 'c1\u0085']
+    const names = [
+      'bad\u0000name',
+      'tab\tname',
+      '\u001b[31mred\u001b[0m',
+      'evil\u202Etxt.exe',
+      'iso\u2066late\u2069',
+      'c1\u0085',
+    ]
     for (const name of names) {
-      const rest = await ctx.json('POST', '/api/saved/agent-tokens', { token: session, body: { name, scopes: ['read_items'] } })
+      const rest = await ctx.json('POST', '/api/saved/agent-tokens', {
+        token: session,
+        body: { name, scopes: ['read_items'] },
+      })
       expect(rest.status).toBe(400)
       expectEnvelope(rest.body, 'invalid_request')
       const gql = await ctx.json('POST', '/graphql', {
         token: session,
-        body: { query: 'mutation($name: String!) { createAgentToken(input: { name: $name, scopes: [READ_ITEMS] }) { token } }', variables: { name } },
+        body: {
+          query:
+            'mutation($name: String!) { createAgentToken(input: { name: $name, scopes: [READ_ITEMS] }) { token } }',
+          variables: { name },
+        },
       })
       expect(gql.body.errors[0].extensions.code).toBe('BAD_USER_INPUT')
       expect(gql.body.data ?? null).toBeNull()
     }
-    expect((await ctx.json('GET', '/api/saved/agent-tokens', { token: session })).body.tokens).toHaveLength(0)
+    expect(
+      (await ctx.json('GET', '/api/saved/agent-tokens', { token: session })).body.tokens,
+    ).toHaveLength(0)
     // Ordinary Unicode is fine.
-    expect((await ctx.json('POST', '/api/saved/agent-tokens', { token: session, body: { name: 'Agent – Zoë 🤖', scopes: ['read_items'] } })).status).toBe(200)
+    expect(
+      (
+        await ctx.json('POST', '/api/saved/agent-tokens', {
+          token: session,
+          body: { name: 'Agent – Zoë 🤖', scopes: ['read_items'] },
+        })
+      ).status,
+    ).toBe(200)
   })
 
   test('Markdown output does not autolink bare URLs, www. hosts or e-mail addresses in user text', async () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
-    const item = await createItem(ctx, session, { title: 'Pay at https://evil.example/pay or www.evil.example', summary: 'mail me: victim@evil.example' })
-    const md = await (await ctx.request('GET', `/api/saved/items/${item.id}?format=md`, { token: session })).text()
+    const item = await createItem(ctx, session, {
+      title: 'Pay at https://evil.example/pay or www.evil.example',
+      summary: 'mail me: victim@evil.example',
+    })
+    const md = await (
+      await ctx.request('GET', `/api/saved/items/${item.id}?format=md`, { token: session })
+    ).text()
     expect(md).not.toContain('https://evil')
     expect(md).not.toContain('www.evil')
     expect(md).not.toMatch(/[^\\]@evil/)

@@ -16,7 +16,10 @@ afterEach(() => {
 async function call(base: string, token: string, method: string, path: string, body?: unknown) {
   const res = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   })
   return { status: res.status, body: (await res.json()) as any }
@@ -31,7 +34,7 @@ describe('crash safety', () => {
     const created = new Set<string>()
     const claimedBy = new Map<string, string>() // item → agent token id, acknowledged
     const done = new Set<string>()
-    let agents: { token: string; id: string }[] = []
+    const agents: { token: string; id: string }[] = []
 
     for (let round = 0; round < 3; round++) {
       const server = await startServer(env)
@@ -39,7 +42,10 @@ describe('crash safety', () => {
       const base = server.base
       if (agents.length === 0) {
         for (let i = 0; i < 4; i++) {
-          const { body } = await call(base, session, 'POST', '/api/saved/agent-tokens', { name: `a${i}`, scopes: ['read_items', 'update_workflow_status'] })
+          const { body } = await call(base, session, 'POST', '/api/saved/agent-tokens', {
+            name: `a${i}`,
+            scopes: ['read_items', 'update_workflow_status'],
+          })
           agents.push({ token: body.token, id: body.id })
         }
       }
@@ -47,12 +53,28 @@ describe('crash safety', () => {
       const worker = async (agent: { token: string; id: string }) => {
         while (!stop) {
           try {
-            const made = await call(base, session, 'POST', '/api/saved/items', { type: 'event', requested_action: 'workflow', title: 'load' })
+            const made = await call(base, session, 'POST', '/api/saved/items', {
+              type: 'event',
+              requested_action: 'workflow',
+              title: 'load',
+            })
             if (made.status !== 201) continue
             created.add(made.body.id)
-            const claim = await call(base, agent.token, 'PATCH', `/api/saved/items/${made.body.id}`, { claim_action: 'claim' })
+            const claim = await call(
+              base,
+              agent.token,
+              'PATCH',
+              `/api/saved/items/${made.body.id}`,
+              { claim_action: 'claim' },
+            )
             if (claim.status === 200) claimedBy.set(made.body.id, agent.id)
-            const finish = await call(base, agent.token, 'PATCH', `/api/saved/items/${made.body.id}`, { workflow_status: 'done', resolution_note: 'ok' })
+            const finish = await call(
+              base,
+              agent.token,
+              'PATCH',
+              `/api/saved/items/${made.body.id}`,
+              { workflow_status: 'done', resolution_note: 'ok' },
+            )
             if (finish.status === 200) done.add(made.body.id)
           } catch {
             return // the server died mid-request: that request was never acknowledged
@@ -74,7 +96,10 @@ describe('crash safety', () => {
     const integrity = await client.execute('PRAGMA integrity_check')
     expect(integrity.rows[0]![0]).toBe('ok')
     expect(created.size).toBeGreaterThan(0)
-    const rows = await client.execute({ sql: `SELECT id, workflow_status, claim_id FROM items`, args: [] })
+    const rows = await client.execute({
+      sql: `SELECT id, workflow_status, claim_id FROM items`,
+      args: [],
+    })
     const byId = new Map(rows.rows.map((r) => [String(r.id), r]))
     for (const id of created) expect(byId.has(id)).toBe(true)
     for (const id of done) expect(byId.get(id)!.workflow_status).toBe('done')
@@ -83,10 +108,15 @@ describe('crash safety', () => {
       expect(row.workflow_status === 'done' || row.claim_id === agent).toBe(true)
     }
     // Every done item has its history; no history row points at a missing item.
-    const orphans = await client.execute('SELECT count(*) AS n FROM item_events e LEFT JOIN items i ON i.id = e.item_id WHERE i.id IS NULL')
+    const orphans = await client.execute(
+      'SELECT count(*) AS n FROM item_events e LEFT JOIN items i ON i.id = e.item_id WHERE i.id IS NULL',
+    )
     expect(Number(orphans.rows[0]!.n)).toBe(0)
     for (const id of done) {
-      const events = await client.execute({ sql: "SELECT action FROM item_events WHERE item_id = ? AND action = 'done'", args: [id] })
+      const events = await client.execute({
+        sql: "SELECT action FROM item_events WHERE item_id = ? AND action = 'done'",
+        args: [id],
+      })
       expect(events.rows).toHaveLength(1)
     }
     client.close()
@@ -97,10 +127,16 @@ describe('crash safety', () => {
   test('SIGTERM finishes in-flight work and exits cleanly', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'saved-term-'))
     dirs.push(dir)
-    const server = await startServer({ DATA_DIR: dir, DATABASE_URL: `file:${dir}/term.db`, JWT_SECRET })
+    const server = await startServer({
+      DATA_DIR: dir,
+      DATABASE_URL: `file:${dir}/term.db`,
+      JWT_SECRET,
+    })
     procs.push(server.proc)
     const session = await sessionToken('alice')
-    const inflight = Array.from({ length: 20 }, () => call(server.base, session, 'POST', '/api/saved/items', { type: 'media' }).catch(() => null))
+    const inflight = Array.from({ length: 20 }, () =>
+      call(server.base, session, 'POST', '/api/saved/items', { type: 'media' }).catch(() => null),
+    )
     await Bun.sleep(5)
     server.proc.kill('SIGTERM')
     const results = await Promise.all(inflight)

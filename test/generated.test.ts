@@ -17,11 +17,22 @@ describe('generated files do not drift from the code', () => {
       cpSync('drizzle/migrations', join(dir, 'migrations'), { recursive: true })
       const before = readdirSync(join(dir, 'migrations')).sort()
       const proc = Bun.spawn(
-        ['node', 'node_modules/drizzle-kit/bin.cjs', 'generate', '--dialect', 'sqlite', '--schema', './src/db/tables.ts', '--out', join(dir, 'migrations')],
+        [
+          'node',
+          'node_modules/drizzle-kit/bin.cjs',
+          'generate',
+          '--dialect',
+          'sqlite',
+          '--schema',
+          './src/db/tables.ts',
+          '--out',
+          join(dir, 'migrations'),
+        ],
         { stdout: 'pipe', stderr: 'pipe' },
       )
       const code = await proc.exited
-      const output = (await new Response(proc.stdout).text()) + (await new Response(proc.stderr).text())
+      const output =
+        (await new Response(proc.stdout).text()) + (await new Response(proc.stderr).text())
       expect(code).toBe(0)
       expect(output).toContain('No schema changes')
       expect(readdirSync(join(dir, 'migrations')).sort()).toEqual(before)

@@ -22,12 +22,19 @@ describe('GraphQL changes', () => {
     const ctx = await setup()
     const alice = await sessionToken('alice')
     const a = await createItem(ctx, alice, { title: 'a', requested_action: 'workflow' })
-    await ctx.json('PATCH', `/api/saved/items/${a.id}`, { token: alice, body: { claim_action: 'claim' } })
+    await ctx.json('PATCH', `/api/saved/items/${a.id}`, {
+      token: alice,
+      body: { claim_action: 'claim' },
+    })
     await createItem(ctx, alice, { title: 'b' })
     const q = (after: string | null, first: number) =>
       ctx.json('POST', '/graphql', {
         token: alice,
-        body: { query: 'query ($after: String, $first: Int) { changes(after: $after, first: $first) { edges { cursor node { seq action itemId item { title claimStatus } } } pageInfo { hasNextPage endCursor } } }', variables: { after, first } },
+        body: {
+          query:
+            'query ($after: String, $first: Int) { changes(after: $after, first: $first) { edges { cursor node { seq action itemId item { title claimStatus } } } pageInfo { hasNextPage endCursor } } }',
+          variables: { after, first },
+        },
       })
     const one = await q(null, 2)
     expect(one.body.errors).toBeUndefined()
@@ -55,12 +62,22 @@ describe('GraphQL changes', () => {
     procs.push(second.proc)
     const alice = await sessionToken('alice')
     const rest = async (base: string, method: string, path: string, body?: unknown) =>
-      (await fetch(base + path, { method, headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined })).json() as any
+      (
+        await fetch(base + path, {
+          method,
+          headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+          body: body ? JSON.stringify(body) : undefined,
+        })
+      ).json() as any
     const subscribe = async (variables: Record<string, unknown>) => {
       const controller = new AbortController()
       const res = await fetch(`${first.base}/graphql`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+        headers: {
+          authorization: `Bearer ${alice}`,
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+        },
         body: JSON.stringify({ query: SUBSCRIPTION, variables }),
         signal: controller.signal,
       })
@@ -80,11 +97,19 @@ describe('GraphQL changes', () => {
 
     const sub = await subscribe({})
     await Bun.sleep(100)
-    const item = await rest(second.base, 'POST', '/api/saved/items', { type: 'event', title: 'live', requested_action: 'workflow' })
+    const item = await rest(second.base, 'POST', '/api/saved/items', {
+      type: 'event',
+      title: 'live',
+      requested_action: 'workflow',
+    })
     const started = Date.now()
     const created = await sub.change()
     expect(Date.now() - started).toBeLessThan(2000)
-    expect(created).toMatchObject({ action: 'CREATED', itemId: item.id, item: { title: 'live', workflowStatus: 'PENDING' } })
+    expect(created).toMatchObject({
+      action: 'CREATED',
+      itemId: item.id,
+      item: { title: 'live', workflowStatus: 'PENDING' },
+    })
     await rest(second.base, 'PATCH', `/api/saved/items/${item.id}`, { claim_action: 'claim' })
     await rest(first.base, 'PATCH', `/api/saved/items/${item.id}`, { workflow_status: 'done' })
     const claim = await sub.change()
@@ -105,12 +130,18 @@ describe('GraphQL changes', () => {
     const ctx = await setup()
     const alice = await sessionToken('alice')
     const controller = new AbortController()
-    const res = await ctx.app.handle(new Request('http://localhost/graphql', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({ query: SUBSCRIPTION, variables: { inbox: true } }),
-      signal: controller.signal,
-    }))
+    const res = await ctx.app.handle(
+      new Request('http://localhost/graphql', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${alice}`,
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+        },
+        body: JSON.stringify({ query: SUBSCRIPTION, variables: { inbox: true } }),
+        signal: controller.signal,
+      }),
+    )
     const reader = sseReader(res)
     for (let i = 0; i < 50 && ctx.app.deps.changes.streamCount === 0; i++) await Bun.sleep(10)
     expect(ctx.app.deps.changes.streamCount).toBe(1)
@@ -130,26 +161,48 @@ describe('GraphQL changes', () => {
     const first = await createItem(ctx, alice, { title: 'one' })
     const second = await createItem(ctx, alice, { title: 'two', requested_action: 'save' })
     const open = async (token: string, body: unknown) => {
-      const res = await ctx.app.handle(new Request('http://localhost/graphql', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-        body: JSON.stringify(body),
-      }))
+      const res = await ctx.app.handle(
+        new Request('http://localhost/graphql', {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'text/event-stream',
+          },
+          body: JSON.stringify(body),
+        }),
+      )
       return sseReader(res)
     }
     // Inline `after: "0"` replays from the start; `inbox: true` leaves out the item without a requested action.
-    const inline = await open(alice, { query: 'subscription { itemChanged(after: "0", inbox: true) { itemId } }' })
-    expect(JSON.parse((await inline.next((e) => e.event === 'next', 2000)).data!).data.itemChanged.itemId).toBe(second.id)
+    const inline = await open(alice, {
+      query: 'subscription { itemChanged(after: "0", inbox: true) { itemId } }',
+    })
+    expect(
+      JSON.parse((await inline.next((e) => e.event === 'next', 2000)).data!).data.itemChanged
+        .itemId,
+    ).toBe(second.id)
     await inline.cancel()
-    const named = await open(alice, { query: 'subscription ($from: String) { itemChanged(after: $from) { itemId } }', variables: { from: '0' } })
-    expect(JSON.parse((await named.next((e) => e.event === 'next', 2000)).data!).data.itemChanged.itemId).toBe(first.id)
+    const named = await open(alice, {
+      query: 'subscription ($from: String) { itemChanged(after: $from) { itemId } }',
+      variables: { from: '0' },
+    })
+    expect(
+      JSON.parse((await named.next((e) => e.event === 'next', 2000)).data!).data.itemChanged.itemId,
+    ).toBe(first.id)
     await named.cancel()
-    const bad = await open(alice, { query: 'subscription ($from: String) { itemChanged(after: $from) { itemId } }', variables: { from: 'nope' } })
+    const bad = await open(alice, {
+      query: 'subscription ($from: String) { itemChanged(after: $from) { itemId } }',
+      variables: { from: 'nope' },
+    })
     const error = JSON.parse((await bad.next((e) => e.event === 'next', 2000)).data!)
     expect(error.errors[0].extensions.code).toBe('BAD_USER_INPUT')
     const writer = await agentToken(ctx, alice, ['update_workflow_status'])
     const denied = await open(writer.token, { query: 'subscription { itemChanged { itemId } }' })
-    expect(JSON.parse((await denied.next((e) => e.event === 'next', 2000)).data!).errors[0].extensions.code).toBe('FORBIDDEN')
+    expect(
+      JSON.parse((await denied.next((e) => e.event === 'next', 2000)).data!).errors[0].extensions
+        .code,
+    ).toBe('FORBIDDEN')
     for (let i = 0; i < 50 && ctx.app.deps.changes.streamCount > 0; i++) await Bun.sleep(10)
     expect(ctx.app.deps.changes.streamCount).toBe(0)
   })

@@ -29,8 +29,16 @@ export interface TestContext {
   config: Config
   dir: string
   /** Sends a request through the app in-process; `token` becomes the bearer header. */
-  request(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>
-  json<T = any>(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: T; res: Response }>
+  request(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Response>
+  json<T = any>(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: T; res: Response }>
 }
 
 const cleanups: (() => void)[] = []
@@ -41,13 +49,24 @@ afterEach(() => {
 /** A fresh app over a fresh, migrated libSQL file database in its own temp directory. */
 export async function setup(env: Record<string, string> = {}): Promise<TestContext> {
   const dir = mkdtempSync(join(tmpdir(), 'saved-test-'))
-  const fullEnv = { JWT_SECRET, DATA_DIR: dir, DATABASE_URL: `file:${dir}/test.db`, LOG_LEVEL: 'silent', ...env }
+  const fullEnv = {
+    JWT_SECRET,
+    DATA_DIR: dir,
+    DATABASE_URL: `file:${dir}/test.db`,
+    LOG_LEVEL: 'silent',
+    ...env,
+  }
   prepareDataDir(fullEnv)
   const config = loadConfig(fullEnv)
   const db = await openDatabase(config.database)
   await migrateDatabase(db)
   const clock = new TestClock()
-  const app = createApp({ config, db, clock, logger: createLogger(process.env.TEST_LOG === '1' ? 'debug' : 'silent') })
+  const app = createApp({
+    config,
+    db,
+    clock,
+    logger: createLogger(process.env.TEST_LOG === '1' ? 'debug' : 'silent'),
+  })
   cleanups.push(() => {
     app.deps.changes.close()
     db.$client.close()
@@ -66,7 +85,12 @@ export async function setup(env: Record<string, string> = {}): Promise<TestConte
     return app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
   }
   return {
-    app, clock, db, config, dir, request,
+    app,
+    clock,
+    db,
+    config,
+    dir,
+    request,
     async json(method, path, options) {
       const res = await request(method, path, options)
       const text = await res.text()
@@ -80,7 +104,10 @@ export async function setup(env: Record<string, string> = {}): Promise<TestConte
 }
 
 /** A session JWT for `userId`, signed like the real identity provider would. */
-export async function sessionToken(userId: string, options: { expiresIn?: string | number; secret?: Uint8Array; alg?: string } = {}) {
+export async function sessionToken(
+  userId: string,
+  options: { expiresIn?: string | number; secret?: Uint8Array; alg?: string } = {},
+) {
   return new SignJWT({})
     .setProtectedHeader({ alg: options.alg ?? 'HS256' })
     .setSubject(userId)
@@ -90,15 +117,30 @@ export async function sessionToken(userId: string, options: { expiresIn?: string
 }
 
 /** Creates an agent token through the real route and returns its raw secret and id. */
-export async function agentToken(ctx: TestContext, session: string, scopes = ['read_items', 'update_workflow_status'], name = 'agent') {
-  const { status, body } = await ctx.json('POST', '/api/saved/agent-tokens', { token: session, body: { name, scopes } })
+export async function agentToken(
+  ctx: TestContext,
+  session: string,
+  scopes = ['read_items', 'update_workflow_status'],
+  name = 'agent',
+) {
+  const { status, body } = await ctx.json('POST', '/api/saved/agent-tokens', {
+    token: session,
+    body: { name, scopes },
+  })
   if (status !== 200) throw new Error(`token creation failed: ${status} ${JSON.stringify(body)}`)
   return { token: body.token as string, id: body.id as string }
 }
 
 /** Creates an item through the real route. */
-export async function createItem(ctx: TestContext, session: string, fields: Record<string, unknown> = {}) {
-  const { status, body } = await ctx.json('POST', '/api/saved/items', { token: session, body: { type: 'event', title: 'An item', ...fields } })
+export async function createItem(
+  ctx: TestContext,
+  session: string,
+  fields: Record<string, unknown> = {},
+) {
+  const { status, body } = await ctx.json('POST', '/api/saved/items', {
+    token: session,
+    body: { type: 'event', title: 'An item', ...fields },
+  })
   if (status !== 201) throw new Error(`item creation failed: ${status} ${JSON.stringify(body)}`)
   return body
 }
@@ -110,13 +152,19 @@ export const expectEnvelope = (body: any, code: string) => {
 }
 
 /** Follows `next_cursor` from `path` (which already has a query string) to the end; returns every id seen. */
-export async function walkPages(ctx: TestContext, token: string, path: string, between?: (page: number) => Promise<void>) {
+export async function walkPages(
+  ctx: TestContext,
+  token: string,
+  path: string,
+  between?: (page: number) => Promise<void>,
+) {
   const seen: string[] = []
   let cursor: string | null = null
   let page = 0
   do {
     const res: any = await ctx.json('GET', `${path}${cursor ? `&cursor=${cursor}` : ''}`, { token })
-    if (res.status !== 200) throw new Error(`page ${page}: ${res.status} ${JSON.stringify(res.body)}`)
+    if (res.status !== 200)
+      throw new Error(`page ${page}: ${res.status} ${JSON.stringify(res.body)}`)
     seen.push(...res.body.items.map((i: any) => i.id))
     cursor = res.body.next_cursor
     await between?.(page++)
@@ -125,7 +173,12 @@ export async function walkPages(ctx: TestContext, token: string, path: string, b
 }
 
 /** Writes `count` inbox items (requested action `workflow`, pending) for `userId` in one batch. */
-export async function seedInbox(db: Db, userId: string, count: number, fields: { tags?: string[]; type?: string } = {}) {
+export async function seedInbox(
+  db: Db,
+  userId: string,
+  count: number,
+  fields: { tags?: string[]; type?: string } = {},
+) {
   const now = Date.now()
   const ids: string[] = []
   const statements = []
@@ -135,10 +188,20 @@ export async function seedInbox(db: Db, userId: string, count: number, fields: {
     statements.push({
       sql: `INSERT INTO items (id, user_id, type, status, workflow_status, tags, requested_action, created_at, updated_at)
             VALUES (?, ?, ?, 'extracted', 'pending', ?, 'workflow', ?, ?)`,
-      args: [id, userId, fields.type ?? 'event', JSON.stringify(fields.tags ?? []), now - count + i, now - count + i],
+      args: [
+        id,
+        userId,
+        fields.type ?? 'event',
+        JSON.stringify(fields.tags ?? []),
+        now - count + i,
+        now - count + i,
+      ],
     })
     for (const tag of fields.tags ?? []) {
-      statements.push({ sql: 'INSERT INTO item_tags (item_id, user_id, tag, created_at) VALUES (?, ?, ?, ?)', args: [id, userId, tag, now - count + i] })
+      statements.push({
+        sql: 'INSERT INTO item_tags (item_id, user_id, tag, created_at) VALUES (?, ?, ?, ?)',
+        args: [id, userId, tag, now - count + i],
+      })
     }
   }
   await db.$client.batch(statements, 'write')

@@ -16,7 +16,13 @@ async function server(env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'saved-host-'))
   dirs.push(dir)
   // NODE_ENV unset: the case where Bun used to serve its development error page.
-  const started = await startServer({ DATA_DIR: dir, DATABASE_URL: `file:${dir}/host.db`, JWT_SECRET, NODE_ENV: '', ...env })
+  const started = await startServer({
+    DATA_DIR: dir,
+    DATABASE_URL: `file:${dir}/host.db`,
+    JWT_SECRET,
+    NODE_ENV: '',
+    ...env,
+  })
   procs.push(started.proc)
   return started
 }
@@ -47,7 +53,9 @@ describe('Host header (issue 15 rows 5 and 6)', () => {
     // Every line the process wrote is one JSON object: no stack traces, no Bun error output.
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow()
     const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request')
-    expect(logged.filter((l) => l.status === 400 && l.path === '(malformed request)')).toHaveLength(requests.length)
+    expect(logged.filter((l) => l.status === 400 && l.path === '(malformed request)')).toHaveLength(
+      requests.length,
+    )
     expect(lines.some((l) => l.includes('"level":"error"'))).toBe(false)
   })
 
@@ -69,14 +77,22 @@ describe('Host header (issue 15 rows 5 and 6)', () => {
       )
       expect(patch.status).toBe(404)
       expectEnvelope(JSON.parse(patch.body), 'not_found')
-      const health = await rawRequest(port, `GET /zz/health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
+      const health = await rawRequest(
+        port,
+        `GET /zz/health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+      )
       expect(health.status).toBe(404)
       // A real one-label host (a container name) reaches its route.
-      const ok = await rawRequest(port, `GET /api/saved/items/${item.id} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${session}\r\nConnection: close\r\n\r\n`)
+      const ok = await rawRequest(
+        port,
+        `GET /api/saved/items/${item.id} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${session}\r\nConnection: close\r\n\r\n`,
+      )
       expect(ok.status).toBe(200)
       expect(ok.headers.toLowerCase()).toContain('cache-control: no-store')
     }
-    const after = await fetch(`${base}/api/saved/items/${item.id}`, { headers: { authorization: `Bearer ${session}` } })
+    const after = await fetch(`${base}/api/saved/items/${item.id}`, {
+      headers: { authorization: `Bearer ${session}` },
+    })
     expect(((await after.json()) as any).workflow_status).toBe('pending')
   })
 

@@ -3,13 +3,23 @@ import { setup, sessionToken, agentToken, expectEnvelope } from './helpers'
 
 // A real 1×1 PNG.
 const PNG = Uint8Array.from(
-  Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'),
+  Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+    'base64',
+  ),
 )
 
-function form(fields: Record<string, string | string[]>, image?: { bytes: Uint8Array; name: string; type: string }) {
+function form(
+  fields: Record<string, string | string[]>,
+  image?: { bytes: Uint8Array; name: string; type: string },
+) {
   const f = new FormData()
   for (const [k, v] of Object.entries(fields)) for (const one of [v].flat()) f.append(k, one)
-  if (image) f.append('image', new File([image.bytes as Uint8Array<ArrayBuffer>], image.name, { type: image.type }))
+  if (image)
+    f.append(
+      'image',
+      new File([image.bytes as Uint8Array<ArrayBuffer>], image.name, { type: image.type }),
+    )
   return f
 }
 
@@ -19,7 +29,10 @@ describe('images: upload, signed links, rejections', () => {
     const session = await sessionToken('alice')
     const res = await ctx.json('POST', '/api/saved/items', {
       token: session,
-      body: form({ type: 'reference', title: 'Receipt', tags: ['tax', 'home'] }, { bytes: PNG, name: 'r.png', type: 'image/png' }),
+      body: form(
+        { type: 'reference', title: 'Receipt', tags: ['tax', 'home'] },
+        { bytes: PNG, name: 'r.png', type: 'image/png' },
+      ),
     })
     expect(res.status).toBe(201)
     expect(res.body.tags).toEqual(['tax', 'home'])
@@ -37,7 +50,9 @@ describe('images: upload, signed links, rejections', () => {
     expect(image.headers.get('content-type')).toBe('image/png')
     expect(new Uint8Array(await image.arrayBuffer())).toEqual(PNG)
     // The Markdown of the single fetch links the image.
-    const md = await (await ctx.request('GET', `/api/saved/items/${res.body.id}?format=md`, { token: agent.token })).text()
+    const md = await (
+      await ctx.request('GET', `/api/saved/items/${res.body.id}?format=md`, { token: agent.token })
+    ).text()
     expect(md).toContain('- **image:** <http://localhost:3000/files/images/')
     // The list does not carry image links; only the single fetch does.
     const list = await ctx.json('GET', '/api/saved/items', { token: session })
@@ -54,9 +69,21 @@ describe('images: upload, signed links, rejections', () => {
     const url = new URL(body.source_image_url)
     const sig = url.searchParams.get('signature')!
     const variants = [
-      (() => { const u = new URL(url); u.searchParams.set('signature', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1)); return u })(),
-      (() => { const u = new URL(url); u.searchParams.set('expires', String(Number(u.searchParams.get('expires')) + 1000)); return u })(),
-      (() => { const u = new URL(url); u.searchParams.delete('signature'); return u })(),
+      (() => {
+        const u = new URL(url)
+        u.searchParams.set('signature', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1))
+        return u
+      })(),
+      (() => {
+        const u = new URL(url)
+        u.searchParams.set('expires', String(Number(u.searchParams.get('expires')) + 1000))
+        return u
+      })(),
+      (() => {
+        const u = new URL(url)
+        u.searchParams.delete('signature')
+        return u
+      })(),
       new URL(url.toString().replace('/files/images/itm_', '/files/images/itm_X')),
     ]
     for (const u of variants) {
@@ -75,16 +102,26 @@ describe('images: upload, signed links, rejections', () => {
     const session = await sessionToken('alice')
     const fake = await ctx.json('POST', '/api/saved/items', {
       token: session,
-      body: form({ type: 'media' }, { bytes: new TextEncoder().encode('<svg></svg>'), name: 'x.png', type: 'image/png' }),
+      body: form(
+        { type: 'media' },
+        { bytes: new TextEncoder().encode('<svg></svg>'), name: 'x.png', type: 'image/png' },
+      ),
     })
     expect(fake.status).toBe(415)
     expectEnvelope(fake.body, 'unsupported_media_type')
     const big = new Uint8Array(4096)
     big.set(PNG)
-    const large = await ctx.json('POST', '/api/saved/items', { token: session, body: form({ type: 'media' }, { bytes: big, name: 'x.png', type: 'image/png' }) })
+    const large = await ctx.json('POST', '/api/saved/items', {
+      token: session,
+      body: form({ type: 'media' }, { bytes: big, name: 'x.png', type: 'image/png' }),
+    })
     expect(large.status).toBe(413)
     expectEnvelope(large.body, 'payload_too_large')
-    const text = await ctx.json('POST', '/api/saved/items', { token: session, body: 'type=media', headers: { 'content-type': 'text/plain' } })
+    const text = await ctx.json('POST', '/api/saved/items', {
+      token: session,
+      body: 'type=media',
+      headers: { 'content-type': 'text/plain' },
+    })
     expect(text.status).toBe(415)
     expect((await ctx.json('GET', '/api/saved/items', { token: session })).body.items).toEqual([])
   })

@@ -6,9 +6,26 @@ describe('the inbox: a work queue', () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
     await createItem(ctx, session, { title: 'no action' })
-    const a = await createItem(ctx, session, { type: 'event', requested_action: 'calendar', destination_kind: 'calendar', destination_name: 'Family', tags: ['kids', 'school'] })
-    const b = await createItem(ctx, session, { type: 'media', requested_action: 'save', destination_kind: 'list', destination_name: 'Watch later', tags: ['film'] })
-    const c = await createItem(ctx, session, { type: 'reference', requested_action: 'reminder', tags: ['kids'], workflow_status: 'done' })
+    const a = await createItem(ctx, session, {
+      type: 'event',
+      requested_action: 'calendar',
+      destination_kind: 'calendar',
+      destination_name: 'Family',
+      tags: ['kids', 'school'],
+    })
+    const b = await createItem(ctx, session, {
+      type: 'media',
+      requested_action: 'save',
+      destination_kind: 'list',
+      destination_name: 'Watch later',
+      tags: ['film'],
+    })
+    const c = await createItem(ctx, session, {
+      type: 'reference',
+      requested_action: 'reminder',
+      tags: ['kids'],
+      workflow_status: 'done',
+    })
     const ids = async (q = '') => {
       const res = await ctx.json('GET', `/api/saved/inbox${q}`, { token: session })
       expect(res.status).toBe(200)
@@ -23,8 +40,17 @@ describe('the inbox: a work queue', () => {
     expect(await ids('?destination_name=Family')).toEqual([a.id])
     expect(await ids('?tag=kids')).toEqual([a.id, c.id])
     expect(await ids('?tags=kids,school')).toEqual([a.id])
-    expect(await ids('?tag=kids&workflow_status=pending&type=event&requested_action=calendar')).toEqual([a.id])
-    for (const q of ['?workflow_status=archived', '?requested_action=email', '?claim_status=taken', '?limit=0', '?limit=201', '?cursor=zzz']) {
+    expect(
+      await ids('?tag=kids&workflow_status=pending&type=event&requested_action=calendar'),
+    ).toEqual([a.id])
+    for (const q of [
+      '?workflow_status=archived',
+      '?requested_action=email',
+      '?claim_status=taken',
+      '?limit=0',
+      '?limit=201',
+      '?cursor=zzz',
+    ]) {
       const res = await ctx.json('GET', `/api/saved/inbox${q}`, { token: session })
       expect({ q, status: res.status }).toEqual({ q, status: 400 })
       expectEnvelope(res.body, 'invalid_request')
@@ -39,11 +65,19 @@ describe('the inbox: a work queue', () => {
     const free = await createItem(ctx, session, { requested_action: 'workflow' })
     const held = await createItem(ctx, session, { requested_action: 'workflow' })
     const lapsed = await createItem(ctx, session, { requested_action: 'workflow' })
-    await ctx.request('PATCH', `/api/saved/items/${held.id}`, { token: one.token, body: { claim_action: 'claim' } })
-    await ctx.request('PATCH', `/api/saved/items/${lapsed.id}`, { token: one.token, body: { claim_action: 'claim', lease_seconds: 1 } })
+    await ctx.request('PATCH', `/api/saved/items/${held.id}`, {
+      token: one.token,
+      body: { claim_action: 'claim' },
+    })
+    await ctx.request('PATCH', `/api/saved/items/${lapsed.id}`, {
+      token: one.token,
+      body: { claim_action: 'claim', lease_seconds: 1 },
+    })
     ctx.clock.advance(1100)
     const view = async (token: string, status: string) =>
-      (await ctx.json('GET', `/api/saved/inbox?claim_status=${status}`, { token })).body.items.map((i: any) => i.id)
+      (await ctx.json('GET', `/api/saved/inbox?claim_status=${status}`, { token })).body.items.map(
+        (i: any) => i.id,
+      )
     expect(await view(one.token, 'mine')).toEqual([held.id])
     expect(await view(two.token, 'mine')).toEqual([])
     expect(await view(one.token, 'claimed')).toEqual([])
@@ -59,7 +93,10 @@ describe('the inbox: a work queue', () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
     const made: string[] = []
-    for (let i = 0; i < 7; i++) made.push((await createItem(ctx, session, { requested_action: 'save', title: `Job ${i}` })).id)
+    for (let i = 0; i < 7; i++)
+      made.push(
+        (await createItem(ctx, session, { requested_action: 'save', title: `Job ${i}` })).id,
+      )
     expect(await walkPages(ctx, session, '/api/saved/inbox?limit=3')).toEqual(made)
     const md = await ctx.request('GET', '/api/saved/inbox?format=md&limit=2', { token: session })
     expect(md.headers.get('content-type')).toBe('text/markdown; charset=utf-8')

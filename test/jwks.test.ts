@@ -12,13 +12,27 @@ beforeAll(async () => {
   privateKey = pair.privateKey
   otherKey = (await generateKeyPair('ES256')).privateKey
   const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }
-  server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => Response.json({ keys: [jwk] }) })
+  server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: () => Response.json({ keys: [jwk] }),
+  })
 })
 afterAll(() => server.stop(true))
 
-const env = () => ({ JWT_SECRET: '', JWT_JWKS_URL: `http://127.0.0.1:${server.port}/jwks.json`, JWT_ISSUER: 'https://idp.test/', JWT_AUDIENCE: 'saved-api' })
+const env = () => ({
+  JWT_SECRET: '',
+  JWT_JWKS_URL: `http://127.0.0.1:${server.port}/jwks.json`,
+  JWT_ISSUER: 'https://idp.test/',
+  JWT_AUDIENCE: 'saved-api',
+})
 
-const sign = (claims: { iss?: string; aud?: string; sub?: string } = {}, key: CryptoKey = privateKey, alg = 'RS256', kid = 'k1') =>
+const sign = (
+  claims: { iss?: string; aud?: string; sub?: string } = {},
+  key: CryptoKey = privateKey,
+  alg = 'RS256',
+  kid = 'k1',
+) =>
   new SignJWT({})
     .setProtectedHeader({ alg, kid })
     .setSubject(claims.sub ?? 'carol')
@@ -44,7 +58,13 @@ describe('session JWTs through a JWKS', () => {
       await sign({}, otherKey, 'ES256'),
       await sign({}, privateKey, 'RS256', 'k2'),
       // Algorithm confusion: an HMAC token must never be checked against the provider's keys.
-      await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('carol').setIssuer('https://idp.test/').setAudience('saved-api').setExpirationTime('10m').sign(new TextEncoder().encode(JWT_SECRET)),
+      await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('carol')
+        .setIssuer('https://idp.test/')
+        .setAudience('saved-api')
+        .setExpirationTime('10m')
+        .sign(new TextEncoder().encode(JWT_SECRET)),
     ]
     for (const token of tokens) {
       const res = await ctx.json('GET', '/api/saved/items', { token })

@@ -28,10 +28,16 @@ describe('session JWT lifetime ceiling (issue 15 row 12)', () => {
       expect(res.status).toBe(401)
       expectEnvelope(res.body, 'unauthorized')
       expect(res.res.headers.get('www-authenticate')).toContain('token lifetime too long')
-      const gql = await ctx.request('POST', '/graphql', { token, body: { query: '{ items { edges { cursor } } }' } })
+      const gql = await ctx.request('POST', '/graphql', {
+        token,
+        body: { query: '{ items { edges { cursor } } }' },
+      })
       expect(gql.status).toBe(401)
     }
-    for (const token of [await signed({ iat: now, exp: now + 3600 }), await signed({ exp: now + 3000 })]) {
+    for (const token of [
+      await signed({ iat: now, exp: now + 3600 }),
+      await signed({ exp: now + 3000 }),
+    ]) {
       expect((await ctx.request('GET', '/api/saved/items', { token })).status).toBe(200)
     }
   })
@@ -39,21 +45,51 @@ describe('session JWT lifetime ceiling (issue 15 row 12)', () => {
   test('the default ceiling is 30 days', async () => {
     const ctx = await setup()
     expect(ctx.config.jwt.maxAgeSeconds).toBe(30 * 86400)
-    expect((await ctx.request('GET', '/api/saved/items', { token: await sessionToken('alice', { expiresIn: '30d' }) })).status).toBe(200)
-    expect((await ctx.request('GET', '/api/saved/items', { token: await sessionToken('alice', { expiresIn: '31d' }) })).status).toBe(401)
+    expect(
+      (
+        await ctx.request('GET', '/api/saved/items', {
+          token: await sessionToken('alice', { expiresIn: '30d' }),
+        })
+      ).status,
+    ).toBe(200)
+    expect(
+      (
+        await ctx.request('GET', '/api/saved/items', {
+          token: await sessionToken('alice', { expiresIn: '31d' }),
+        })
+      ).status,
+    ).toBe(401)
   })
 
   test('a plain-http JWT_JWKS_URL is refused at start in production, allowed in development', () => {
     const dir = mkdtempSync(join(tmpdir(), 'saved-jwks-'))
     let error: unknown
     try {
-      loadConfig({ NODE_ENV: 'production', DATA_DIR: dir, JWT_JWKS_URL: 'http://idp.example/jwks.json', URL_SIGNING_SECRET: 'u'.repeat(32) })
+      loadConfig({
+        NODE_ENV: 'production',
+        DATA_DIR: dir,
+        JWT_JWKS_URL: 'http://idp.example/jwks.json',
+        URL_SIGNING_SECRET: 'u'.repeat(32),
+      })
     } catch (e) {
       error = e
     }
     expect(error).toBeInstanceOf(ConfigError)
     expect((error as ConfigError).variable).toBe('JWT_JWKS_URL')
-    expect(loadConfig({ DATA_DIR: dir, JWT_JWKS_URL: 'http://idp.example/jwks.json', URL_SIGNING_SECRET: 'u'.repeat(32) }).jwt.kind).toBe('jwks')
-    expect(loadConfig({ NODE_ENV: 'production', DATA_DIR: dir, JWT_JWKS_URL: 'https://idp.example/jwks.json', URL_SIGNING_SECRET: 'u'.repeat(32) }).jwt.kind).toBe('jwks')
+    expect(
+      loadConfig({
+        DATA_DIR: dir,
+        JWT_JWKS_URL: 'http://idp.example/jwks.json',
+        URL_SIGNING_SECRET: 'u'.repeat(32),
+      }).jwt.kind,
+    ).toBe('jwks')
+    expect(
+      loadConfig({
+        NODE_ENV: 'production',
+        DATA_DIR: dir,
+        JWT_JWKS_URL: 'https://idp.example/jwks.json',
+        URL_SIGNING_SECRET: 'u'.repeat(32),
+      }).jwt.kind,
+    ).toBe('jwks')
   })
 })

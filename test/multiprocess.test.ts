@@ -26,26 +26,47 @@ describe('two server processes on one database file', () => {
     const call = (base: string, method: string, path: string, token: string, body?: unknown) =>
       fetch(base + path, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
         body: body ? JSON.stringify(body) : undefined,
       })
     const tokens: string[] = []
     for (let i = 0; i < 6; i++) {
-      const res = await call(first.base, 'POST', '/api/saved/agent-tokens', session, { name: `a${i}`, scopes: ['read_items', 'update_workflow_status'] })
+      const res = await call(first.base, 'POST', '/api/saved/agent-tokens', session, {
+        name: `a${i}`,
+        scopes: ['read_items', 'update_workflow_status'],
+      })
       tokens.push(((await res.json()) as any).token)
     }
     for (let round = 0; round < 3; round++) {
-      const item: any = await (await call(second.base, 'POST', '/api/saved/items', session, { type: 'event', requested_action: 'workflow' })).json()
+      const item: any = await (
+        await call(second.base, 'POST', '/api/saved/items', session, {
+          type: 'event',
+          requested_action: 'workflow',
+        })
+      ).json()
       const results = await Promise.all(
         Array.from({ length: 30 }, async (_, i) => {
-          const res = await call(i % 2 ? first.base : second.base, 'PATCH', `/api/saved/items/${item.id}`, tokens[i % 6]!, { claim_action: 'claim' })
+          const res = await call(
+            i % 2 ? first.base : second.base,
+            'PATCH',
+            `/api/saved/items/${item.id}`,
+            tokens[i % 6]!,
+            { claim_action: 'claim' },
+          )
           return { status: res.status, body: (await res.json()) as any }
         }),
       )
       expect(results.every((r) => r.status === 200 || r.status === 409)).toBe(true)
-      const holders = new Set(results.filter((r) => r.status === 200).map((r) => r.body.claimed_by.id))
+      const holders = new Set(
+        results.filter((r) => r.status === 200).map((r) => r.body.claimed_by.id),
+      )
       expect(holders.size).toBe(1)
-      const history: any = await (await call(first.base, 'GET', `/api/saved/items/${item.id}/history`, session)).json()
+      const history: any = await (
+        await call(first.base, 'GET', `/api/saved/items/${item.id}/history`, session)
+      ).json()
       expect(history.events.filter((e: any) => e.action === 'claim')).toHaveLength(1)
     }
   }, 60_000)

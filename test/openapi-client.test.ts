@@ -63,7 +63,10 @@ describe('a client generated from the served OpenAPI document', () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
     const agent = await agentToken(ctx, session)
-    const item = await createItem(ctx, session, { requested_action: 'calendar', title: 'Dentist on Friday' })
+    const item = await createItem(ctx, session, {
+      requested_action: 'calendar',
+      title: 'Dentist on Friday',
+    })
     await createItem(ctx, session, { title: 'Not in the inbox' })
 
     const spec = await (await ctx.request('GET', '/openapi/json')).json()
@@ -77,17 +80,32 @@ describe('a client generated from the served OpenAPI document', () => {
         join(dir, 'tsconfig.json'),
         JSON.stringify({
           // An agent author's usual strict settings.
-          compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'bundler', lib: ['ES2022', 'DOM'], strict: true, noEmit: true, skipLibCheck: true },
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'ESNext',
+            moduleResolution: 'bundler',
+            lib: ['ES2022', 'DOM'],
+            strict: true,
+            noEmit: true,
+            skipLibCheck: true,
+          },
           files: ['agent.ts'],
         }),
       )
-      const tsc = Bun.spawn(['node', resolve('node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')], { stdout: 'pipe', stderr: 'pipe' })
-      const output = (await new Response(tsc.stdout).text()) + (await new Response(tsc.stderr).text())
+      const tsc = Bun.spawn(
+        ['node', resolve('node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')],
+        { stdout: 'pipe', stderr: 'pipe' },
+      )
+      const output =
+        (await new Response(tsc.stdout).text()) + (await new Response(tsc.stderr).text())
       expect({ exit: await tsc.exited, output }).toEqual({ exit: 0, output: '' })
 
       // And the typed program works against the real app.
       const { runAgent } = await import(join(dir, 'agent.ts'))
-      const result = await runAgent({ token: agent.token, fetch: (request: Request) => ctx.app.handle(request) })
+      const result = await runAgent({
+        token: agent.token,
+        fetch: (request: Request) => ctx.app.handle(request),
+      })
       expect(result.id).toBe(item.id)
       expect(result.mine).toBe('mine')
       expect(result.finished.workflow_status).toBe('done')

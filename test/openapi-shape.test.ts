@@ -17,10 +17,26 @@ describe('the OpenAPI document is shaped for client generators', () => {
     const ctx = await setup()
     const spec: any = await (await ctx.request('GET', '/openapi/json')).json()
     const names = Object.keys(spec.components.schemas)
-    for (const name of ['Item', 'ItemWithImage', 'ItemPage', 'History', 'HistoryEvent', 'AgentToken', 'AgentTokenList', 'CreatedAgentToken', 'Error', 'Claimant', 'CreateItem', 'UpdateItem', 'CreateAgentToken', 'GraphQLResult']) {
+    for (const name of [
+      'Item',
+      'ItemWithImage',
+      'ItemPage',
+      'History',
+      'HistoryEvent',
+      'AgentToken',
+      'AgentTokenList',
+      'CreatedAgentToken',
+      'Error',
+      'Claimant',
+      'CreateItem',
+      'UpdateItem',
+      'CreateAgentToken',
+      'GraphQLResult',
+    ]) {
       expect(names).toContain(name)
     }
-    const ref = (method: string, path: string, status: string) => spec.paths[path][method].responses[status].content['application/json'].schema.$ref
+    const ref = (method: string, path: string, status: string) =>
+      spec.paths[path][method].responses[status].content['application/json'].schema.$ref
     expect(ref('get', '/api/saved/items', '200')).toBe('#/components/schemas/ItemPage')
     expect(ref('get', '/api/saved/inbox', '200')).toBe('#/components/schemas/ItemPage')
     expect(ref('get', '/api/saved/items/{id}', '200')).toBe('#/components/schemas/ItemWithImage')
@@ -28,16 +44,27 @@ describe('the OpenAPI document is shaped for client generators', () => {
     expect(ref('patch', '/api/saved/items/{id}', '200')).toBe('#/components/schemas/Item')
     expect(ref('get', '/api/saved/items/{id}/history', '200')).toBe('#/components/schemas/History')
     expect(ref('get', '/api/saved/agent-tokens', '200')).toBe('#/components/schemas/AgentTokenList')
-    expect(ref('post', '/api/saved/agent-tokens', '200')).toBe('#/components/schemas/CreatedAgentToken')
-    expect(spec.paths['/api/saved/items/{id}'].patch.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/UpdateItem')
-    expect(spec.components.schemas.ItemPage.properties.items.items.$ref).toBe('#/components/schemas/Item')
-    expect(spec.components.schemas.AgentTokenList.properties.tokens.items.$ref).toBe('#/components/schemas/AgentToken')
+    expect(ref('post', '/api/saved/agent-tokens', '200')).toBe(
+      '#/components/schemas/CreatedAgentToken',
+    )
+    expect(
+      spec.paths['/api/saved/items/{id}'].patch.requestBody.content['application/json'].schema.$ref,
+    ).toBe('#/components/schemas/UpdateItem')
+    expect(spec.components.schemas.ItemPage.properties.items.items.$ref).toBe(
+      '#/components/schemas/Item',
+    )
+    expect(spec.components.schemas.AgentTokenList.properties.tokens.items.$ref).toBe(
+      '#/components/schemas/AgentToken',
+    )
     // Every error answer is the one Error schema.
     for (const [path, ops] of Object.entries<any>(spec.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {
         for (const [status, response] of Object.entries<any>(op.responses)) {
           if (path !== '/graphql' && Number(status) >= 400) {
-            expect({ at: `${method} ${path} ${status}`, ref: response.content['application/json'].schema.$ref }).toEqual({ at: `${method} ${path} ${status}`, ref: '#/components/schemas/Error' })
+            expect({
+              at: `${method} ${path} ${status}`,
+              ref: response.content['application/json'].schema.$ref,
+            }).toEqual({ at: `${method} ${path} ${status}`, ref: '#/components/schemas/Error' })
           }
         }
       }
@@ -45,8 +72,15 @@ describe('the OpenAPI document is shaped for client generators', () => {
     // Every $ref resolves.
     for (const [at, node] of walk(spec)) {
       if (typeof node.$ref === 'string') {
-        const target = node.$ref.slice(2).split('/').reduce((n: any, key: string) => n?.[key], spec)
-        expect({ at, ref: node.$ref, resolves: target !== undefined }).toEqual({ at, ref: node.$ref, resolves: true })
+        const target = node.$ref
+          .slice(2)
+          .split('/')
+          .reduce((n: any, key: string) => n?.[key], spec)
+        expect({ at, ref: node.$ref, resolves: target !== undefined }).toEqual({
+          at,
+          ref: node.$ref,
+          resolves: true,
+        })
       }
     }
   })
@@ -56,26 +90,56 @@ describe('the OpenAPI document is shaped for client generators', () => {
     const spec: any = await (await ctx.request('GET', '/openapi/json')).json()
     for (const [at, node] of walk(spec)) {
       // Elysia's "number or numeric string" coercion union must not reach generated clients.
-      expect({ at, numericString: node.type === 'string' && (node.format === 'integer' || node.format === 'numeric') }).toEqual({ at, numericString: false })
-      if (Array.isArray(node.anyOf)) expect({ at, constUnion: node.anyOf.every((b: any) => 'const' in b) }).toEqual({ at, constUnion: false })
+      expect({
+        at,
+        numericString:
+          node.type === 'string' && (node.format === 'integer' || node.format === 'numeric'),
+      }).toEqual({ at, numericString: false })
+      if (Array.isArray(node.anyOf))
+        expect({ at, constUnion: node.anyOf.every((b: any) => 'const' in b) }).toEqual({
+          at,
+          constUnion: false,
+        })
     }
-    expect(spec.components.schemas.UpdateItem.properties.lease_seconds).toMatchObject({ type: 'integer', minimum: 1, maximum: 86400 })
+    expect(spec.components.schemas.UpdateItem.properties.lease_seconds).toMatchObject({
+      type: 'integer',
+      minimum: 1,
+      maximum: 86400,
+    })
     const limit = spec.paths['/api/saved/inbox'].get.parameters.find((p: any) => p.name === 'limit')
     expect(limit.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
-    expect(spec.components.schemas.Item.properties.type).toEqual({ type: 'string', enum: ['event', 'media', 'reference'] })
-    const variables = spec.paths['/graphql'].post.requestBody.content['application/json'].schema.properties.variables
+    expect(spec.components.schemas.Item.properties.type).toEqual({
+      type: 'string',
+      enum: ['event', 'media', 'reference'],
+    })
+    const variables =
+      spec.paths['/graphql'].post.requestBody.content['application/json'].schema.properties
+        .variables
     expect(variables.anyOf[0]).toEqual({ type: 'object', additionalProperties: true })
   })
 
   test('operation ids, servers and headers', async () => {
     const ctx = await setup()
     const spec: any = await (await ctx.request('GET', '/openapi/json')).json()
-    const ids = Object.entries<any>(spec.paths).flatMap(([path, ops]) => Object.entries<any>(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op.operationId]))
+    const ids = Object.entries<any>(spec.paths).flatMap(([path, ops]) =>
+      Object.entries<any>(ops).map(([method, op]) => [
+        `${method.toUpperCase()} ${path}`,
+        op.operationId,
+      ]),
+    )
     expect(Object.fromEntries(ids)).toMatchObject({
-      'GET /api/saved/items': 'listItems', 'POST /api/saved/items': 'createItem', 'GET /api/saved/items/{id}': 'getItem',
-      'PATCH /api/saved/items/{id}': 'updateItem', 'GET /api/saved/items/{id}/history': 'getItemHistory', 'GET /api/saved/inbox': 'listInbox',
-      'GET /api/saved/agent-tokens': 'listAgentTokens', 'POST /api/saved/agent-tokens': 'createAgentToken',
-      'DELETE /api/saved/agent-tokens/{id}': 'revokeAgentToken', 'GET /health': 'health', 'GET /ready': 'ready', 'POST /graphql': 'graphql',
+      'GET /api/saved/items': 'listItems',
+      'POST /api/saved/items': 'createItem',
+      'GET /api/saved/items/{id}': 'getItem',
+      'PATCH /api/saved/items/{id}': 'updateItem',
+      'GET /api/saved/items/{id}/history': 'getItemHistory',
+      'GET /api/saved/inbox': 'listInbox',
+      'GET /api/saved/agent-tokens': 'listAgentTokens',
+      'POST /api/saved/agent-tokens': 'createAgentToken',
+      'DELETE /api/saved/agent-tokens/{id}': 'revokeAgentToken',
+      'GET /health': 'health',
+      'GET /ready': 'ready',
+      'POST /graphql': 'graphql',
     })
     expect(new Set(ids.map(([, id]) => id)).size).toBe(ids.length)
     for (const [, id] of ids) expect(id).toMatch(/^[a-z][A-Za-z]*$/)
@@ -85,12 +149,26 @@ describe('the OpenAPI document is shaped for client generators', () => {
     expect(operationIdFor('get', '/api/saved/items/{id}/notes')).toBe('getItemNotes')
     expect(operationIdFor('post', '/api/saved/saved-searches')).toBe('createSavedSearches')
 
-    expect(spec.servers).toEqual([{ url: '/', description: 'The server that serves this document' }])
-    const deployed: any = await (await (await setup({ PUBLIC_URL: 'https://saved.example.com' })).request('GET', '/openapi/json')).json()
+    expect(spec.servers).toEqual([
+      { url: '/', description: 'The server that serves this document' },
+    ])
+    const deployed: any = await (
+      await (
+        await setup({ PUBLIC_URL: 'https://saved.example.com' })
+      ).request('GET', '/openapi/json')
+    ).json()
     expect(deployed.servers[0].url).toBe('https://saved.example.com')
 
-    const headers = (method: string, path: string, status: string) => Object.keys(spec.paths[path][method].responses[status].headers ?? {})
-    expect(headers('get', '/api/saved/inbox', '200')).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Request-Id']))
+    const headers = (method: string, path: string, status: string) =>
+      Object.keys(spec.paths[path][method].responses[status].headers ?? {})
+    expect(headers('get', '/api/saved/inbox', '200')).toEqual(
+      expect.arrayContaining([
+        'RateLimit-Limit',
+        'RateLimit-Remaining',
+        'RateLimit-Reset',
+        'X-Request-Id',
+      ]),
+    )
     expect(headers('get', '/api/saved/inbox', '429')).toContain('Retry-After')
     expect(headers('get', '/api/saved/inbox', '401')).toContain('WWW-Authenticate')
     expect(headers('get', '/api/saved/inbox', '403')).toContain('WWW-Authenticate')
@@ -104,8 +182,14 @@ describe('the OpenAPI document is shaped for client generators', () => {
   test("Redocly's recommended rules find no error in it", async () => {
     const ctx = await setup()
     const source = await (await ctx.request('GET', '/openapi/json')).text()
-    const problems = await lintFromString({ source, absoluteRef: 'openapi.json', config: await createConfig({ extends: ['recommended'] }) })
-    const errors = problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`)
+    const problems = await lintFromString({
+      source,
+      absoluteRef: 'openapi.json',
+      config: await createConfig({ extends: ['recommended'] }),
+    })
+    const errors = problems
+      .filter((p) => p.severity === 'error')
+      .map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`)
     expect(errors).toEqual([])
     // Warnings accepted: no license (a private project); health, ready and the GraphiQL page have no 4xx.
     const warnings = problems.filter((p) => p.severity !== 'error').map((p) => p.ruleId)
@@ -116,7 +200,13 @@ describe('the OpenAPI document is shaped for client generators', () => {
     const ctx = await setup({ RATE_LIMIT_PER_MINUTE: '2' })
     const session = await sessionToken('alice')
     const ok = await ctx.request('GET', '/api/saved/inbox', { token: session })
-    for (const name of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'X-Request-Id']) expect({ name, value: ok.headers.get(name) !== null }).toEqual({ name, value: true })
+    for (const name of [
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'X-Request-Id',
+    ])
+      expect({ name, value: ok.headers.get(name) !== null }).toEqual({ name, value: true })
     expect(Number.isInteger(Number(ok.headers.get('RateLimit-Remaining')))).toBe(true)
     await ctx.request('GET', '/api/saved/inbox', { token: session })
     const limited = await ctx.request('GET', '/api/saved/inbox', { token: session })

@@ -18,14 +18,24 @@ async function validator(ctx: TestContext) {
     spec,
     check(method: string, path: string, status: number, body: unknown) {
       const operation = spec.paths[path]?.[method.toLowerCase()]
-      expect({ route: `${method} ${path}`, documented: Boolean(operation) }).toEqual({ route: `${method} ${path}`, documented: true })
+      expect({ route: `${method} ${path}`, documented: Boolean(operation) }).toEqual({
+        route: `${method} ${path}`,
+        documented: true,
+      })
       const response = operation.responses[String(status)]
-      expect({ route: `${method} ${path}`, status, documented: Boolean(response) }).toEqual({ route: `${method} ${path}`, status, documented: true })
+      expect({ route: `${method} ${path}`, status, documented: Boolean(response) }).toEqual({
+        route: `${method} ${path}`,
+        status,
+        documented: true,
+      })
       const schema = response.content?.['application/json']?.schema
       if (!schema) return
       const validate = ajv.compile(rewrite(schema) as object)
       const ok = validate(body)
-      if (!ok) throw new Error(`${method} ${path} ${status}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`)
+      if (!ok)
+        throw new Error(
+          `${method} ${path} ${status}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`,
+        )
     },
   }
 }
@@ -37,7 +47,11 @@ describe('the OpenAPI document matches the real answers', () => {
     const session = await sessionToken('alice')
     const reader = await agentToken(ctx, session, ['read_items'])
     const writer = await agentToken(ctx, session)
-    const item = await createItem(ctx, session, { requested_action: 'calendar', tags: ['a'], destination_kind: 'calendar' })
+    const item = await createItem(ctx, session, {
+      requested_action: 'calendar',
+      tags: ['a'],
+      destination_kind: 'calendar',
+    })
     await createItem(ctx, session, { type: 'media' })
     const calls: [string, string, string, { token?: string; body?: unknown }][] = [
       ['GET', '/health', '/health', {}],
@@ -45,23 +59,78 @@ describe('the OpenAPI document matches the real answers', () => {
       ['GET', '/api/saved/items?limit=1', '/api/saved/items', { token: reader.token }],
       ['GET', '/api/saved/items?limit=0', '/api/saved/items', { token: reader.token }],
       ['GET', '/api/saved/items', '/api/saved/items', {}],
-      ['GET', '/api/saved/items', '/api/saved/items', { token: writer.token.replace('sat_', 'sat_x') }],
-      ['POST', '/api/saved/items', '/api/saved/items', { token: session, body: { type: 'reference', title: 't' } }],
+      [
+        'GET',
+        '/api/saved/items',
+        '/api/saved/items',
+        { token: writer.token.replace('sat_', 'sat_x') },
+      ],
+      [
+        'POST',
+        '/api/saved/items',
+        '/api/saved/items',
+        { token: session, body: { type: 'reference', title: 't' } },
+      ],
       ['POST', '/api/saved/items', '/api/saved/items', { token: session, body: { type: 'nope' } }],
       ['GET', `/api/saved/items/${item.id}`, '/api/saved/items/{id}', { token: reader.token }],
       ['GET', '/api/saved/items/itm_missing', '/api/saved/items/{id}', { token: reader.token }],
-      ['PATCH', `/api/saved/items/${item.id}`, '/api/saved/items/{id}', { token: writer.token, body: { claim_action: 'claim' } }],
-      ['PATCH', `/api/saved/items/${item.id}`, '/api/saved/items/{id}', { token: session, body: { claim_action: 'claim' } }],
-      ['PATCH', `/api/saved/items/${item.id}`, '/api/saved/items/{id}', { token: reader.token, body: { claim_action: 'claim' } }],
-      ['PATCH', `/api/saved/items/${item.id}`, '/api/saved/items/{id}', { token: writer.token, body: { corrections: { title: 'x' } } }],
-      ['GET', `/api/saved/items/${item.id}/history`, '/api/saved/items/{id}/history', { token: reader.token }],
+      [
+        'PATCH',
+        `/api/saved/items/${item.id}`,
+        '/api/saved/items/{id}',
+        { token: writer.token, body: { claim_action: 'claim' } },
+      ],
+      [
+        'PATCH',
+        `/api/saved/items/${item.id}`,
+        '/api/saved/items/{id}',
+        { token: session, body: { claim_action: 'claim' } },
+      ],
+      [
+        'PATCH',
+        `/api/saved/items/${item.id}`,
+        '/api/saved/items/{id}',
+        { token: reader.token, body: { claim_action: 'claim' } },
+      ],
+      [
+        'PATCH',
+        `/api/saved/items/${item.id}`,
+        '/api/saved/items/{id}',
+        { token: writer.token, body: { corrections: { title: 'x' } } },
+      ],
+      [
+        'GET',
+        `/api/saved/items/${item.id}/history`,
+        '/api/saved/items/{id}/history',
+        { token: reader.token },
+      ],
       ['GET', '/api/saved/inbox?claim_status=claimed', '/api/saved/inbox', { token: session }],
       ['GET', '/api/saved/agent-tokens', '/api/saved/agent-tokens', { token: session }],
       ['GET', '/api/saved/agent-tokens', '/api/saved/agent-tokens', { token: reader.token }],
-      ['POST', '/api/saved/agent-tokens', '/api/saved/agent-tokens', { token: session, body: { name: 'n', scopes: ['read_items'] } }],
-      ['POST', '/api/saved/agent-tokens', '/api/saved/agent-tokens', { token: session, body: { name: '', scopes: [] } }],
-      ['DELETE', `/api/saved/agent-tokens/${reader.id}`, '/api/saved/agent-tokens/{id}', { token: session }],
-      ['DELETE', `/api/saved/agent-tokens/${reader.id}`, '/api/saved/agent-tokens/{id}', { token: session }],
+      [
+        'POST',
+        '/api/saved/agent-tokens',
+        '/api/saved/agent-tokens',
+        { token: session, body: { name: 'n', scopes: ['read_items'] } },
+      ],
+      [
+        'POST',
+        '/api/saved/agent-tokens',
+        '/api/saved/agent-tokens',
+        { token: session, body: { name: '', scopes: [] } },
+      ],
+      [
+        'DELETE',
+        `/api/saved/agent-tokens/${reader.id}`,
+        '/api/saved/agent-tokens/{id}',
+        { token: session },
+      ],
+      [
+        'DELETE',
+        `/api/saved/agent-tokens/${reader.id}`,
+        '/api/saved/agent-tokens/{id}',
+        { token: session },
+      ],
     ]
     const statuses = new Set<string>()
     for (const [method, url, path, options] of calls) {
@@ -77,7 +146,9 @@ describe('the OpenAPI document matches the real answers', () => {
     for (const path of ['/api/saved/items', '/api/saved/items/{id}', '/api/saved/inbox']) {
       const op = v.spec.paths[path].get
       expect(Object.keys(op.responses['200'].content)).toEqual(['application/json'])
-      expect(op.parameters.find((p: any) => p.name === 'format').description).toContain('text/markdown')
+      expect(op.parameters.find((p: any) => p.name === 'format').description).toContain(
+        'text/markdown',
+      )
     }
   })
 })

@@ -1,5 +1,14 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig, prepareDataDir, ConfigError } from '../src/config'
@@ -42,7 +51,10 @@ describe('files on disk are owner-only (issue 15 row 10)', () => {
     const root = tmp()
     await withOpenUmask(() => {
       prepareDataDir({ DATA_DIR: join(root, 'dev') })
-      prepareDataDir({ DATA_DIR: join(root, 'jwks'), JWT_JWKS_URL: 'https://idp.example/jwks.json' })
+      prepareDataDir({
+        DATA_DIR: join(root, 'jwks'),
+        JWT_JWKS_URL: 'https://idp.example/jwks.json',
+      })
     })
     expect(mode(join(root, 'dev'))).toBe(0o700)
     expect(mode(join(root, 'dev', 'dev-jwt-secret'))).toBe(0o600)
@@ -80,12 +92,17 @@ describe('files on disk are owner-only (issue 15 row 10)', () => {
     expect(mode(old)).toBe(0o600)
 
     const ctx = await setup()
-    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64')
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      'base64',
+    )
     const form = new FormData()
     form.append('type', 'media')
     form.append('image', new File([png], 'a.png', { type: 'image/png' }))
     const session = await sessionToken('alice')
-    const res = await withOpenUmask(() => ctx.request('POST', '/api/saved/items', { token: session, body: form }))
+    const res = await withOpenUmask(() =>
+      ctx.request('POST', '/api/saved/items', { token: session, body: form }),
+    )
     expect(res.status).toBe(201)
     const images = join(ctx.dir, 'images')
     expect(mode(images)).toBe(0o700)
@@ -113,7 +130,11 @@ describe('files on disk are owner-only (issue 15 row 10)', () => {
 
     // The attack was a JWT forged with a 1-byte secret; now the server does not start on one.
     writeFileSync(secretPath, 'x\n', { mode: 0o600 })
-    const proc = Bun.spawn([process.execPath, 'src/main.ts'], { env: { ...process.env, PORT: '0', DATA_DIR: dir, JWT_SECRET: '', NODE_ENV: '' }, stdout: 'pipe', stderr: 'pipe' })
+    const proc = Bun.spawn([process.execPath, 'src/main.ts'], {
+      env: { ...process.env, PORT: '0', DATA_DIR: dir, JWT_SECRET: '', NODE_ENV: '' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     expect(await proc.exited).toBe(1)
     const stderr = await new Response(proc.stderr).text()
     expect(stderr.trim().split('\n')).toHaveLength(1)
@@ -126,7 +147,9 @@ describe('files on disk are owner-only (issue 15 row 10)', () => {
       prepareDataDir({ DATA_DIR: dir, NODE_ENV: value })
       expect(existsSync(join(dir, 'dev-jwt-secret'))).toBe(false)
       expect(configError({ DATA_DIR: dir, NODE_ENV: value }).variable).toBe('JWT_SECRET')
-      expect(loadConfig({ DATA_DIR: dir, NODE_ENV: value, JWT_SECRET: 'z'.repeat(32) }).production).toBe(true)
+      expect(
+        loadConfig({ DATA_DIR: dir, NODE_ENV: value, JWT_SECRET: 'z'.repeat(32) }).production,
+      ).toBe(true)
     }
   })
 

@@ -15,15 +15,29 @@ async function world() {
   const bob = await sessionToken('bob')
   const agent = await agentToken(ctx, alice)
   const items = []
-  for (let i = 0; i < 3; i++) items.push(await createItem(ctx, alice, { requested_action: 'workflow', tags: ['a', 'b'] }))
-  await ctx.request('PATCH', `/api/saved/items/${items[0].id}`, { token: agent.token, body: { claim_action: 'claim' } })
-  return { ctx, tokens: [alice, bob, agent.token, 'sat_bogus', 'x.y.z', ''], ids: items.map((i: any) => i.id as string) }
+  for (let i = 0; i < 3; i++)
+    items.push(await createItem(ctx, alice, { requested_action: 'workflow', tags: ['a', 'b'] }))
+  await ctx.request('PATCH', `/api/saved/items/${items[0].id}`, {
+    token: agent.token,
+    body: { claim_action: 'claim' },
+  })
+  return {
+    ctx,
+    tokens: [alice, bob, agent.token, 'sat_bogus', 'x.y.z', ''],
+    ids: items.map((i: any) => i.id as string),
+  }
 }
 
 const snapshot = async (ctx: TestContext) => ({
-  items: (await ctx.db.$client.execute('SELECT * FROM items ORDER BY id')).rows.map((r) => JSON.stringify(r)),
-  tags: (await ctx.db.$client.execute('SELECT * FROM item_tags ORDER BY item_id, tag')).rows.map((r) => JSON.stringify(r)),
-  tokens: (await ctx.db.$client.execute('SELECT id, revoked_at FROM agent_tokens ORDER BY id')).rows.map((r) => JSON.stringify(r)),
+  items: (await ctx.db.$client.execute('SELECT * FROM items ORDER BY id')).rows.map((r) =>
+    JSON.stringify(r),
+  ),
+  tags: (await ctx.db.$client.execute('SELECT * FROM item_tags ORDER BY item_id, tag')).rows.map(
+    (r) => JSON.stringify(r),
+  ),
+  tokens: (
+    await ctx.db.$client.execute('SELECT id, revoked_at FROM agent_tokens ORDER BY id')
+  ).rows.map((r) => JSON.stringify(r)),
 })
 
 async function expectSafe(res: Response) {
@@ -41,13 +55,47 @@ async function expectSafe(res: Response) {
 
 const queryValue = fc.oneof(
   fc.string({ maxLength: 30 }),
-  fc.constantFrom('0', '-1', '201', '1.5', '1e3', 'NaN', 'json', 'md', 'event', 'pending', 'mine', '%00', '%ZZ', ',,,', 'a,b'),
+  fc.constantFrom(
+    '0',
+    '-1',
+    '201',
+    '1.5',
+    '1e3',
+    'NaN',
+    'json',
+    'md',
+    'event',
+    'pending',
+    'mine',
+    '%00',
+    '%ZZ',
+    ',,,',
+    'a,b',
+  ),
   fc.integer({ min: -10, max: 1000 }).map(String),
 )
-const queryKey = fc.constantFrom('format', 'type', 'status', 'tag', 'tags', 'cursor', 'limit', 'workflow_status', 'requested_action', 'claim_status', 'destination_kind', 'destination_name', 'x', '__proto__', 'constructor')
-const queryString = fc.array(fc.tuple(queryKey, queryValue), { maxLength: 6 }).map((pairs) =>
-  pairs.map(([k, v]) => `${k}=${/%/.test(v) ? v : encodeURIComponent(v)}`).join('&'),
+const queryKey = fc.constantFrom(
+  'format',
+  'type',
+  'status',
+  'tag',
+  'tags',
+  'cursor',
+  'limit',
+  'workflow_status',
+  'requested_action',
+  'claim_status',
+  'destination_kind',
+  'destination_name',
+  'x',
+  '__proto__',
+  'constructor',
 )
+const queryString = fc
+  .array(fc.tuple(queryKey, queryValue), { maxLength: 6 })
+  .map((pairs) =>
+    pairs.map(([k, v]) => `${k}=${/%/.test(v) ? v : encodeURIComponent(v)}`).join('&'),
+  )
 const anyJson = fc.jsonValue({ maxDepth: 3 })
 const patchish = fc.record(
   {
@@ -55,11 +103,22 @@ const patchish = fc.record(
     claim_action: fc.oneof(fc.constantFrom('claim', 'release', 'steal'), anyJson),
     lease_seconds: fc.oneof(fc.integer({ min: -5, max: 100_000 }), anyJson),
     resolution_note: fc.oneof(fc.string({ maxLength: 50 }), anyJson),
-    corrections: fc.oneof(fc.record({ title: anyJson, tags: anyJson }, { requiredKeys: [] }), anyJson),
+    corrections: fc.oneof(
+      fc.record({ title: anyJson, tags: anyJson }, { requiredKeys: [] }),
+      anyJson,
+    ),
   },
   { requiredKeys: [] },
 )
-const contentType = fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data', 'application/json; charset=latin1', '', 'application/vnd.api+json')
+const contentType = fc.constantFrom(
+  'application/json',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'application/json; charset=latin1',
+  '',
+  'application/vnd.api+json',
+)
 const bodyBytes = fc.oneof(
   anyJson.map((v) => new TextEncoder().encode(JSON.stringify(v))),
   patchish.map((v) => new TextEncoder().encode(JSON.stringify(v))),
@@ -73,12 +132,24 @@ describe('property: hostile input never breaks the service or its data', () => {
     const before = await snapshot(w.ctx)
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom('/api/saved/items', '/api/saved/inbox', '/api/saved/items/ID', '/api/saved/items/ID/history', '/api/saved/agent-tokens'),
-        fc.oneof(fc.constantFrom(...w.ids), fc.string({ maxLength: 120 }).map(encodeURIComponent), fc.constant('%2e%2e')),
+        fc.constantFrom(
+          '/api/saved/items',
+          '/api/saved/inbox',
+          '/api/saved/items/ID',
+          '/api/saved/items/ID/history',
+          '/api/saved/agent-tokens',
+        ),
+        fc.oneof(
+          fc.constantFrom(...w.ids),
+          fc.string({ maxLength: 120 }).map(encodeURIComponent),
+          fc.constant('%2e%2e'),
+        ),
         queryString,
         fc.constantFrom(...w.tokens),
         async (path, id, query, token) => {
-          const res = await w.ctx.request('GET', `${path.replace('ID', id)}?${query}`, { token: token || undefined })
+          const res = await w.ctx.request('GET', `${path.replace('ID', id)}?${query}`, {
+            token: token || undefined,
+          })
           await expectSafe(res)
         },
       ),
@@ -92,26 +163,41 @@ describe('property: hostile input never breaks the service or its data', () => {
     const before = await snapshot(w.ctx)
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom('PATCH /api/saved/items/ID', 'POST /api/saved/items', 'POST /api/saved/agent-tokens', 'DELETE /api/saved/agent-tokens/ID', 'PUT /api/saved/items/ID'),
+        fc.constantFrom(
+          'PATCH /api/saved/items/ID',
+          'POST /api/saved/items',
+          'POST /api/saved/agent-tokens',
+          'DELETE /api/saved/agent-tokens/ID',
+          'PUT /api/saved/items/ID',
+        ),
         fc.oneof(fc.constantFrom(...w.ids), fc.string({ maxLength: 40 }).map(encodeURIComponent)),
         bodyBytes,
         contentType,
         fc.constantFrom(...w.tokens),
-        fc.dictionary(fc.constantFrom('x-request-id', 'accept', 'content-length', 'x-forwarded-for', 'origin'), fc.string({ maxLength: 40 }).filter((s) => /^[\x20-\x7e]*$/.test(s)), { maxKeys: 2 }),
+        fc.dictionary(
+          fc.constantFrom('x-request-id', 'accept', 'content-length', 'x-forwarded-for', 'origin'),
+          fc.string({ maxLength: 40 }).filter((s) => /^[\x20-\x7e]*$/.test(s)),
+          { maxKeys: 2 },
+        ),
         async (route, id, bytes, type, token, headers) => {
           const [method, path] = route.split(' ') as [string, string]
           // An unknown property makes every body invalid, so nothing may change.
           let body: Uint8Array = bytes
           try {
             const parsed = JSON.parse(new TextDecoder().decode(bytes))
-            if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = new TextEncoder().encode(JSON.stringify({ ...parsed, not_a_field: 1 }))
+            if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+              body = new TextEncoder().encode(JSON.stringify({ ...parsed, not_a_field: 1 }))
           } catch {}
           const { 'content-length': _ignored, ...safeHeaders } = headers
           const res = await w.ctx.app.handle(
             new Request(`http://localhost${path.replace('ID', id)}`, {
               method,
               body: body as Uint8Array<ArrayBuffer>,
-              headers: { ...safeHeaders, ...(type ? { 'content-type': type } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+              headers: {
+                ...safeHeaders,
+                ...(type ? { 'content-type': type } : {}),
+                ...(token ? { authorization: `Bearer ${token}` } : {}),
+              },
             }),
           )
           await expectSafe(res)
@@ -136,10 +222,19 @@ describe('property: hostile input never breaks the service or its data', () => {
       'query { items { edges { node { id ...F } } } } fragment F on Item { ...F }',
     )
     await fc.assert(
-      fc.asyncProperty(fragment, fc.oneof(fc.integer({ min: -5, max: 500 }), anyJson), anyJson, fc.constantFrom(...w.tokens), async (query, n, c, token) => {
-        const res = await w.ctx.request('POST', '/graphql', { token: token || undefined, body: { query, variables: { n, c, id: typeof c === 'string' ? c : w.ids[0] } } })
-        await expectSafe(res)
-      }),
+      fc.asyncProperty(
+        fragment,
+        fc.oneof(fc.integer({ min: -5, max: 500 }), anyJson),
+        anyJson,
+        fc.constantFrom(...w.tokens),
+        async (query, n, c, token) => {
+          const res = await w.ctx.request('POST', '/graphql', {
+            token: token || undefined,
+            body: { query, variables: { n, c, id: typeof c === 'string' ? c : w.ids[0] } },
+          })
+          await expectSafe(res)
+        },
+      ),
       { numRuns: RUNS },
     )
     expect(await snapshot(w.ctx)).toEqual(before)
@@ -149,14 +244,32 @@ describe('property: hostile input never breaks the service or its data', () => {
     const w = await world()
     const before = await snapshot(w.ctx)
     const document = fc.oneof(
-      fc.integer({ min: 1, max: 20 }).map((n) => `mutation { ${Array.from({ length: n }, (_, i) => `m${i}: updateItem(id: "itm_x${i}", input: { claimAction: CLAIM }) { id }`).join(' ')} }`),
-      fc.constantFrom('subscription { __typename }', 'mutation { __typename }', '{ __typename }', 'mutation M { ...F } fragment F on Mutation { ...F }'),
+      fc
+        .integer({ min: 1, max: 20 })
+        .map(
+          (n) =>
+            `mutation { ${Array.from({ length: n }, (_, i) => `m${i}: updateItem(id: "itm_x${i}", input: { claimAction: CLAIM }) { id }`).join(' ')} }`,
+        ),
+      fc.constantFrom(
+        'subscription { __typename }',
+        'mutation { __typename }',
+        '{ __typename }',
+        'mutation M { ...F } fragment F on Mutation { ...F }',
+      ),
       fc.string({ maxLength: 60 }),
     )
     await fc.assert(
       fc.asyncProperty(
         document,
-        fc.constantFrom('application/json', 'application/graphql', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '', 'application/graphql-response+json'),
+        fc.constantFrom(
+          'application/json',
+          'application/graphql',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          '',
+          'application/graphql-response+json',
+        ),
         fc.boolean(),
         fc.constantFrom(...w.tokens),
         async (query, type, raw, token) => {
@@ -165,7 +278,10 @@ describe('property: hostile input never breaks the service or its data', () => {
             new Request('http://localhost/graphql', {
               method: 'POST',
               body,
-              headers: { ...(type ? { 'content-type': type } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+              headers: {
+                ...(type ? { 'content-type': type } : {}),
+                ...(token ? { authorization: `Bearer ${token}` } : {}),
+              },
             }),
           )
           if (type !== 'application/json' && res.status !== 401) expect(res.status).toBe(415)
@@ -191,8 +307,19 @@ describe('property: hostile input never breaks the service or its data', () => {
           const res = await w.ctx.app.handle(
             new Request(`http://${host}/${junk}${path.replace('ID', w.ids[0]!)}`, {
               method,
-              headers: { authorization: `Bearer ${w.tokens[0]}`, 'content-type': 'application/json' },
-              body: method === 'GET' ? undefined : JSON.stringify({ workflow_status: 'done', name: 'n', scopes: ['read_items'], query: '{ __typename }' }),
+              headers: {
+                authorization: `Bearer ${w.tokens[0]}`,
+                'content-type': 'application/json',
+              },
+              body:
+                method === 'GET'
+                  ? undefined
+                  : JSON.stringify({
+                      workflow_status: 'done',
+                      name: 'n',
+                      scopes: ['read_items'],
+                      query: '{ __typename }',
+                    }),
             }),
           )
           expect(res.status).toBe(404)
@@ -208,8 +335,18 @@ describe('property: hostile input never breaks the service or its data', () => {
     const w = await world()
     const before = await snapshot(w.ctx)
     const huge = new Uint8Array(2 * 1024 * 1024).fill(0x20)
-    for (const path of [`/api/saved/items/${w.ids[1]}`, '/api/saved/items', '/api/saved/agent-tokens']) {
-      const res = await w.ctx.app.handle(new Request(`http://localhost${path}`, { method: path.endsWith('tokens') || path.endsWith('items') ? 'POST' : 'PATCH', body: huge, headers: { 'content-type': 'application/json', authorization: `Bearer ${w.tokens[0]}` } }))
+    for (const path of [
+      `/api/saved/items/${w.ids[1]}`,
+      '/api/saved/items',
+      '/api/saved/agent-tokens',
+    ]) {
+      const res = await w.ctx.app.handle(
+        new Request(`http://localhost${path}`, {
+          method: path.endsWith('tokens') || path.endsWith('items') ? 'POST' : 'PATCH',
+          body: huge,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${w.tokens[0]}` },
+        }),
+      )
       expect(res.status).toBe(413)
     }
     expect(await snapshot(w.ctx)).toEqual(before)

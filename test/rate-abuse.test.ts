@@ -16,24 +16,44 @@ afterEach(() => {
 })
 
 const BAD_AGENT_TOKEN = 'sat_' + 'A'.repeat(43)
-const aliased = (n: number) => `mutation { ${Array.from({ length: n }, (_, i) => `m${i}: createItem(input: { type: EVENT, title: "x${i}" }) { id }`).join(' ')} }`
+const aliased = (n: number) =>
+  `mutation { ${Array.from({ length: n }, (_, i) => `m${i}: createItem(input: { type: EVENT, title: "x${i}" }) { id }`).join(' ')} }`
 
 describe('rate limits per user (issue 15 row 3)', () => {
-  test('every agent token of a user and the user\'s sessions draw from one bucket; minting more tokens adds nothing', async () => {
+  test("every agent token of a user and the user's sessions draw from one bucket; minting more tokens adds nothing", async () => {
     const ctx = await setup({ RATE_LIMIT_PER_MINUTE: '10' })
     const session = await sessionToken('alice')
-    const tokens = [await agentToken(ctx, session, undefined, 'a'), await agentToken(ctx, session, undefined, 'b'), await agentToken(ctx, session, undefined, 'c')]
+    const tokens = [
+      await agentToken(ctx, session, undefined, 'a'),
+      await agentToken(ctx, session, undefined, 'b'),
+      await agentToken(ctx, session, undefined, 'c'),
+    ]
     // 3 draws spent on minting; 20 requests across the three tokens and two sessions.
-    const callers = [...tokens.map((t) => t.token), session, await sessionToken('alice', { expiresIn: '2h' })]
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => ctx.request('GET', '/api/saved/items', { token: callers[i % callers.length] })))
+    const callers = [
+      ...tokens.map((t) => t.token),
+      session,
+      await sessionToken('alice', { expiresIn: '2h' }),
+    ]
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        ctx.request('GET', '/api/saved/items', { token: callers[i % callers.length] }),
+      ),
+    )
     expect(results.filter((r) => r.status === 200)).toHaveLength(7)
     expect(results.filter((r) => r.status === 429)).toHaveLength(13)
     // A fresh token is no fresh bucket: minting is refused, and so is every other token.
-    const mint = await ctx.json('POST', '/api/saved/agent-tokens', { token: session, body: { name: 'd', scopes: ['read_items'] } })
+    const mint = await ctx.json('POST', '/api/saved/agent-tokens', {
+      token: session,
+      body: { name: 'd', scopes: ['read_items'] },
+    })
     expect(mint.status).toBe(429)
-    expect((await ctx.request('GET', '/api/saved/inbox', { token: tokens[2]!.token })).status).toBe(429)
+    expect((await ctx.request('GET', '/api/saved/inbox', { token: tokens[2]!.token })).status).toBe(
+      429,
+    )
     // Another user is unaffected.
-    expect((await ctx.request('GET', '/api/saved/items', { token: await sessionToken('bob') })).status).toBe(200)
+    expect(
+      (await ctx.request('GET', '/api/saved/items', { token: await sessionToken('bob') })).status,
+    ).toBe(200)
   })
 })
 
@@ -64,9 +84,13 @@ describe('one draw per GraphQL mutation root field (issue 15 row 2)', () => {
     const ctx = await setup({ RATE_LIMIT_PER_MINUTE: '20' })
     const session = await sessionToken('alice')
     const viaFragment = `mutation { ...Two } fragment Two on Mutation { a: createItem(input: { type: EVENT, title: "a" }) { id } ... on Mutation { b: createItem(input: { type: EVENT, title: "b" }) { id } } }`
-    expect((await ctx.json('POST', '/graphql', { token: session, body: { query: viaFragment } })).status).toBe(200)
+    expect(
+      (await ctx.json('POST', '/graphql', { token: session, body: { query: viaFragment } })).status,
+    ).toBe(200)
     const reads = `{ ${Array.from({ length: 10 }, (_, i) => `r${i}: items(first: 1) { edges { cursor } }`).join(' ')} }`
-    expect((await ctx.json('POST', '/graphql', { token: session, body: { query: reads } })).status).toBe(200)
+    expect(
+      (await ctx.json('POST', '/graphql', { token: session, body: { query: reads } })).status,
+    ).toBe(200)
     const list = await ctx.json('GET', '/api/saved/items', { token: session })
     expect(list.body.items).toHaveLength(2)
     // 20 − 2 (fragment mutation) − 1 (query) − 1 (this list)
@@ -79,44 +103,74 @@ describe('failed authentication, limited per client address (issue 15 row 11)', 
     const ctx = await setup({ AUTH_FAILURES_PER_MINUTE: '3' })
     const session = await sessionToken('alice')
     // A missing header guesses nothing and is not counted.
-    for (let i = 0; i < 5; i++) expect((await ctx.request('GET', '/api/saved/items')).status).toBe(401)
-    for (let i = 0; i < 2; i++) expect((await ctx.request('GET', '/api/saved/items', { token: BAD_AGENT_TOKEN })).status).toBe(401)
+    for (let i = 0; i < 5; i++)
+      expect((await ctx.request('GET', '/api/saved/items')).status).toBe(401)
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await ctx.request('GET', '/api/saved/items', { token: BAD_AGENT_TOKEN })).status,
+      ).toBe(401)
     // GraphQL failures count once per request (not once per internal attempt).
-    expect((await ctx.request('POST', '/graphql', { token: 'not.a.jwt', body: { query: '{ __typename }' } })).status).toBe(401)
+    expect(
+      (
+        await ctx.request('POST', '/graphql', {
+          token: 'not.a.jwt',
+          body: { query: '{ __typename }' },
+        })
+      ).status,
+    ).toBe(401)
     const blocked = await ctx.json('GET', '/api/saved/items', { token: BAD_AGENT_TOKEN })
     expect(blocked.status).toBe(429)
     expectEnvelope(blocked.body, 'rate_limited')
     expect(Number(blocked.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     // Refused before verification: even a valid credential from this address waits.
     expect((await ctx.request('GET', '/api/saved/items', { token: session })).status).toBe(429)
-    const gql = await ctx.json('POST', '/graphql', { token: session, body: { query: '{ __typename }' } })
+    const gql = await ctx.json('POST', '/graphql', {
+      token: session,
+      body: { query: '{ __typename }' },
+    })
     expect(gql.status).toBe(429)
     expect(gql.body.errors[0].extensions.code).toBe('RATE_LIMITED')
   })
 
   test('RATE_LIMIT_PER_MINUTE=0 turns it off, as does AUTH_FAILURES_PER_MINUTE=0', async () => {
-    for (const env of [{ RATE_LIMIT_PER_MINUTE: '0' }, { AUTH_FAILURES_PER_MINUTE: '0' }] as Record<string, string>[]) {
+    for (const env of [{ RATE_LIMIT_PER_MINUTE: '0' }, { AUTH_FAILURES_PER_MINUTE: '0' }] as Record<
+      string,
+      string
+    >[]) {
       const ctx = await setup(env)
-      for (let i = 0; i < 70; i++) expect((await ctx.request('GET', '/api/saved/items', { token: BAD_AGENT_TOKEN })).status).toBe(401)
+      for (let i = 0; i < 70; i++)
+        expect(
+          (await ctx.request('GET', '/api/saved/items', { token: BAD_AGENT_TOKEN })).status,
+        ).toBe(401)
     }
   })
 
   test('a real server keys the limit on the peer address: one address blocked, another not', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'saved-authrl-'))
     dirs.push(dir)
-    const { proc, port } = await startServer({ DATA_DIR: dir, DATABASE_URL: `file:${dir}/a.db`, JWT_SECRET, RATE_LIMIT_PER_MINUTE: '600', AUTH_FAILURES_PER_MINUTE: '2' })
+    const { proc, port } = await startServer({
+      DATA_DIR: dir,
+      DATABASE_URL: `file:${dir}/a.db`,
+      JWT_SECRET,
+      RATE_LIMIT_PER_MINUTE: '600',
+      AUTH_FAILURES_PER_MINUTE: '2',
+    })
     procs.push(proc)
     const get = (from: string) =>
       new Promise<number>((resolve, reject) => {
         let data = ''
         const socket = connect({ host: '127.0.0.1', port, localAddress: from }, () =>
-          socket.write(`GET /api/saved/items HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${BAD_AGENT_TOKEN}\r\nConnection: close\r\n\r\n`),
+          socket.write(
+            `GET /api/saved/items HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${BAD_AGENT_TOKEN}\r\nConnection: close\r\n\r\n`,
+          ),
         )
         socket.on('data', (d) => (data += d))
         socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(data)?.[1])))
         socket.on('error', reject)
       })
-    expect([await get('127.0.0.2'), await get('127.0.0.2'), await get('127.0.0.2')]).toEqual([401, 401, 429])
+    expect([await get('127.0.0.2'), await get('127.0.0.2'), await get('127.0.0.2')]).toEqual([
+      401, 401, 429,
+    ])
     expect(await get('127.0.0.3')).toBe(401)
   })
 
@@ -145,13 +199,21 @@ describe('client address keys', () => {
 
   test('with RATE_LIMIT_STORE=database, failures counted by one worker block the address on another after its first failure there', async () => {
     const first = await setup({ AUTH_FAILURES_PER_MINUTE: '3', RATE_LIMIT_STORE: 'database' })
-    const second = await setup({ AUTH_FAILURES_PER_MINUTE: '3', RATE_LIMIT_STORE: 'database', DATABASE_URL: `file:${first.dir}/test.db` })
+    const second = await setup({
+      AUTH_FAILURES_PER_MINUTE: '3',
+      RATE_LIMIT_STORE: 'database',
+      DATABASE_URL: `file:${first.dir}/test.db`,
+    })
     const bad = { token: BAD_AGENT_TOKEN }
-    for (let i = 0; i < 3; i++) expect((await first.request('GET', '/api/saved/items', bad)).status).toBe(401)
+    for (let i = 0; i < 3; i++)
+      expect((await first.request('GET', '/api/saved/items', bad)).status).toBe(401)
     expect((await first.request('GET', '/api/saved/items', bad)).status).toBe(429)
     // The second worker verifies once (and counts it), then refuses.
     expect((await second.request('GET', '/api/saved/items', bad)).status).toBe(401)
     expect((await second.request('GET', '/api/saved/items', bad)).status).toBe(429)
-    expect((await second.request('GET', '/api/saved/items', { token: await sessionToken('alice') })).status).toBe(429)
+    expect(
+      (await second.request('GET', '/api/saved/items', { token: await sessionToken('alice') }))
+        .status,
+    ).toBe(429)
   })
 })

@@ -7,10 +7,24 @@ import { createApp } from '../src/app'
 import { createLogger } from '../src/logger'
 
 async function openSecondApp(dir: string, env: Record<string, string>) {
-  const config = loadConfig({ JWT_SECRET, DATA_DIR: dir, DATABASE_URL: `file:${dir}/test.db`, LOG_LEVEL: 'silent', ...env })
+  const config = loadConfig({
+    JWT_SECRET,
+    DATA_DIR: dir,
+    DATABASE_URL: `file:${dir}/test.db`,
+    LOG_LEVEL: 'silent',
+    ...env,
+  })
   const db = await openDatabase(config.database)
   const app = createApp({ config, db, logger: createLogger('silent') })
-  return { request: (method: string, path: string, o: { token: string }) => app.handle(new Request(`http://localhost${path}`, { method, headers: { authorization: `Bearer ${o.token}` } })) }
+  return {
+    request: (method: string, path: string, o: { token: string }) =>
+      app.handle(
+        new Request(`http://localhost${path}`, {
+          method,
+          headers: { authorization: `Bearer ${o.token}` },
+        }),
+      ),
+  }
 }
 
 describe('rate limiting per caller', () => {
@@ -29,34 +43,47 @@ describe('rate limiting per caller', () => {
     expect(last!.headers.get('ratelimit-limit')).toBe('5')
     expect(last!.headers.get('ratelimit-remaining')).toBe('0')
     expectEnvelope(await last!.json(), 'rate_limited')
-    const gql = await ctx.request('POST', '/graphql', { token: agent.token, body: { query: '{ items { edges { cursor } } }' } })
+    const gql = await ctx.request('POST', '/graphql', {
+      token: agent.token,
+      body: { query: '{ items { edges { cursor } } }' },
+    })
     expect(gql.status).toBe(429)
     // Another user has a bucket of their own.
-    expect((await ctx.request('GET', '/api/saved/items', { token: await sessionToken('bob') })).status).toBe(200)
+    expect(
+      (await ctx.request('GET', '/api/saved/items', { token: await sessionToken('bob') })).status,
+    ).toBe(200)
   })
 
   test('with RATE_LIMIT_STORE=database, processes sharing the database share one bucket per user, also under concurrency', async () => {
     const first = await setup({ RATE_LIMIT_PER_MINUTE: '10', RATE_LIMIT_STORE: 'database' })
     // A second app on the same file stands for a second worker process.
-    const second = await openSecondApp(first.dir, { RATE_LIMIT_PER_MINUTE: '10', RATE_LIMIT_STORE: 'database' })
+    const second = await openSecondApp(first.dir, {
+      RATE_LIMIT_PER_MINUTE: '10',
+      RATE_LIMIT_STORE: 'database',
+    })
     const session = await sessionToken('alice')
     const agent = await agentToken(first, session) // one draw
     const results = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => (i % 2 ? first : second).request('GET', '/api/saved/items', { token: agent.token })),
+      Array.from({ length: 16 }, (_, i) =>
+        (i % 2 ? first : second).request('GET', '/api/saved/items', { token: agent.token }),
+      ),
     )
     const statuses = results.map((r) => r.status)
     expect(statuses.filter((s) => s === 200)).toHaveLength(9)
     expect(statuses.filter((s) => s === 429)).toHaveLength(7)
     const refused = results.find((r) => r.status === 429)!
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
-    expect(loadConfig({ JWT_SECRET, DATA_DIR: first.dir, WORKERS: '2' }).rateLimitStore).toBe('database')
+    expect(loadConfig({ JWT_SECRET, DATA_DIR: first.dir, WORKERS: '2' }).rateLimitStore).toBe(
+      'database',
+    )
     expect(loadConfig({ JWT_SECRET, DATA_DIR: first.dir }).rateLimitStore).toBe('memory')
   })
 
   test('RATE_LIMIT_PER_MINUTE=0 turns limiting off', async () => {
     const ctx = await setup({ RATE_LIMIT_PER_MINUTE: '0' })
     const session = await sessionToken('alice')
-    for (let i = 0; i < 30; i++) expect((await ctx.request('GET', '/api/saved/items', { token: session })).status).toBe(200)
+    for (let i = 0; i < 30; i++)
+      expect((await ctx.request('GET', '/api/saved/items', { token: session })).status).toBe(200)
   })
 
   test('buckets refill continuously', () => {

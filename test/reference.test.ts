@@ -20,7 +20,13 @@ describe('the API reference, the document and GraphiQL are served by the app its
     expect(html).not.toMatch(/https?:\/\//)
     expect(html).toContain('"url":"/openapi/json"')
     // Without JavaScript the page still lists every operation.
-    for (const path of ['/api/saved/items', '/api/saved/inbox', '/api/saved/agent-tokens', '/api/saved/items/{id}/history', '/graphql']) {
+    for (const path of [
+      '/api/saved/items',
+      '/api/saved/inbox',
+      '/api/saved/agent-tokens',
+      '/api/saved/items/{id}/history',
+      '/graphql',
+    ]) {
       expect(html).toContain(`<code>${path}</code>`)
     }
 
@@ -47,37 +53,53 @@ describe('the API reference, the document and GraphiQL are served by the app its
     expect(plain.headers.get('content-encoding')).toBeNull()
     expect(plain.headers.get('vary')).toContain('Accept-Encoding')
 
-    const br = await ctx.request('GET', '/graphql', { headers: { ...html, 'accept-encoding': 'gzip, deflate, br' } })
+    const br = await ctx.request('GET', '/graphql', {
+      headers: { ...html, 'accept-encoding': 'gzip, deflate, br' },
+    })
     expect(br.headers.get('content-encoding')).toBe('br')
     const brBytes = new Uint8Array(await br.arrayBuffer())
     expect(brBytes.byteLength).toBeLessThan(plainBytes.byteLength / 3)
     expect(brotliDecompressSync(brBytes)).toEqual(Buffer.from(plainBytes))
 
-    const gz = await ctx.request('GET', '/graphql', { headers: { ...html, 'accept-encoding': 'gzip' } })
+    const gz = await ctx.request('GET', '/graphql', {
+      headers: { ...html, 'accept-encoding': 'gzip' },
+    })
     expect(gz.headers.get('content-encoding')).toBe('gzip')
     expect(gunzipSync(new Uint8Array(await gz.arrayBuffer()))).toEqual(Buffer.from(plainBytes))
 
     const etag = br.headers.get('etag')!
     expect(etag).toMatch(/^".+"$/)
-    const again = await ctx.request('GET', '/graphql', { headers: { ...html, 'accept-encoding': 'br', 'if-none-match': etag } })
+    const again = await ctx.request('GET', '/graphql', {
+      headers: { ...html, 'accept-encoding': 'br', 'if-none-match': etag },
+    })
     expect(again.status).toBe(304)
     expect((await again.arrayBuffer()).byteLength).toBe(0)
     // A tag of another encoding names the same content.
-    const other = await ctx.request('GET', '/graphql', { headers: { ...html, 'if-none-match': gz.headers.get('etag')! } })
+    const other = await ctx.request('GET', '/graphql', {
+      headers: { ...html, 'if-none-match': gz.headers.get('etag')! },
+    })
     expect(other.status).toBe(304)
-    const stale = await ctx.request('GET', '/graphql', { headers: { ...html, 'if-none-match': '"stale"' } })
+    const stale = await ctx.request('GET', '/graphql', {
+      headers: { ...html, 'if-none-match': '"stale"' },
+    })
     expect(stale.status).toBe(200)
 
-    const doc = await ctx.request('GET', '/openapi/json', { headers: { 'accept-encoding': 'gzip' } })
+    const doc = await ctx.request('GET', '/openapi/json', {
+      headers: { 'accept-encoding': 'gzip' },
+    })
     expect(doc.headers.get('content-encoding')).toBe('gzip')
     expect(doc.headers.get('etag')).toBeTruthy()
     // app.handle hands back the bytes as sent; a browser or fetch() would decompress them.
-    expect(JSON.parse(gunzipSync(new Uint8Array(await doc.arrayBuffer())).toString()).openapi).toMatch(/^3\.1/)
+    expect(
+      JSON.parse(gunzipSync(new Uint8Array(await doc.arrayBuffer())).toString()).openapi,
+    ).toMatch(/^3\.1/)
   })
 
   test('GraphiQL asks for the bearer token before its schema fetch and shows where it goes', async () => {
     const ctx = await setup()
-    const html = await (await ctx.request('GET', '/graphql', { headers: { accept: 'text/html' } })).text()
+    const html = await (
+      await ctx.request('GET', '/graphql', { headers: { accept: 'text/html' } })
+    ).text()
     expect(html).toContain('id="token-form"')
     expect(html).toContain('Authorization: Bearer &lt;token&gt;')
     expect(html).toContain('npm run token -- &lt;user-id&gt;')
@@ -89,16 +111,35 @@ describe('the API reference, the document and GraphiQL are served by the app its
     const session = await sessionToken('alice')
     const item = await createItem(ctx, session, { requested_action: 'calendar', title: 'Dentist' })
     for (const path of ['/api/saved/items', `/api/saved/items/${item.id}`, '/api/saved/inbox']) {
-      const md = await ctx.request('GET', path, { token: session, headers: { accept: 'text/markdown' } })
-      expect({ path, type: md.headers.get('content-type'), vary: md.headers.get('vary') }).toEqual({ path, type: 'text/markdown; charset=utf-8', vary: 'Accept' })
+      const md = await ctx.request('GET', path, {
+        token: session,
+        headers: { accept: 'text/markdown' },
+      })
+      expect({ path, type: md.headers.get('content-type'), vary: md.headers.get('vary') }).toEqual({
+        path,
+        type: 'text/markdown; charset=utf-8',
+        vary: 'Accept',
+      })
       expect(await md.text()).toContain('Dentist')
-      const json = await ctx.request('GET', path, { token: session, headers: { accept: 'application/json, text/markdown;q=0.5' } })
-      expect({ path, type: json.headers.get('content-type') }).toEqual({ path, type: 'application/json;charset=utf-8' })
+      const json = await ctx.request('GET', path, {
+        token: session,
+        headers: { accept: 'application/json, text/markdown;q=0.5' },
+      })
+      expect({ path, type: json.headers.get('content-type') }).toEqual({
+        path,
+        type: 'application/json;charset=utf-8',
+      })
       const any = await ctx.request('GET', path, { token: session, headers: { accept: '*/*' } })
-      expect({ path, type: any.headers.get('content-type') }).toEqual({ path, type: 'application/json;charset=utf-8' })
+      expect({ path, type: any.headers.get('content-type') }).toEqual({
+        path,
+        type: 'application/json;charset=utf-8',
+      })
     }
     // An explicit format wins over the header.
-    const explicit = await ctx.request('GET', '/api/saved/inbox?format=json', { token: session, headers: { accept: 'text/markdown' } })
+    const explicit = await ctx.request('GET', '/api/saved/inbox?format=json', {
+      token: session,
+      headers: { accept: 'text/markdown' },
+    })
     expect(explicit.headers.get('content-type')).toBe('application/json;charset=utf-8')
   })
 })

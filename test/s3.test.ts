@@ -12,7 +12,13 @@ let endpoint: string
 const dir = mkdtempSync(join(tmpdir(), 'saved-s3-'))
 
 beforeAll(async () => {
-  server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: 'saved-images' }] })
+  server = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: dir,
+    configureBuckets: [{ name: 'saved-images' }],
+  })
   const { port } = await server.run()
   endpoint = `http://127.0.0.1:${port}`
 })
@@ -21,11 +27,22 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const PNG = Uint8Array.from(Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'))
+const PNG = Uint8Array.from(
+  Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+    'base64',
+  ),
+)
 
 describe('images in an S3-compatible bucket', () => {
   test('upload lands in the bucket; the presigned link returns the same bytes; it expires after 15 minutes', async () => {
-    const ctx = await setup({ S3_BUCKET: 'saved-images', S3_ENDPOINT: endpoint, S3_REGION: 'us-east-1', S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER' })
+    const ctx = await setup({
+      S3_BUCKET: 'saved-images',
+      S3_ENDPOINT: endpoint,
+      S3_REGION: 'us-east-1',
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+    })
     const session = await sessionToken('alice')
     const form = new FormData()
     form.append('type', 'reference')

@@ -19,13 +19,15 @@ export function sseReader(res: Response) {
       buffer = buffer.slice(end + 2)
       const event: SseEvent = {}
       for (const line of block.split('\n')) {
-        if (line.startsWith(':')) event.comment = (event.comment ? event.comment + '\n' : '') + line.slice(1).trim()
+        if (line.startsWith(':'))
+          event.comment = (event.comment ? event.comment + '\n' : '') + line.slice(1).trim()
         else {
           const i = line.indexOf(':')
           const field = i < 0 ? line : line.slice(0, i)
           const value = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '')
           if (field === 'id' || field === 'event') event[field] = value
-          else if (field === 'data') event.data = event.data === undefined ? value : `${event.data}\n${value}`
+          else if (field === 'data')
+            event.data = event.data === undefined ? value : `${event.data}\n${value}`
         }
       }
       parsed.push(event)
@@ -33,7 +35,10 @@ export function sseReader(res: Response) {
   }
   return {
     /** The next event (or comment) matching `accept`, or an error after `timeoutMs`. */
-    async next(accept: (e: SseEvent) => boolean = (e) => e.data !== undefined, timeoutMs = 5000): Promise<SseEvent> {
+    async next(
+      accept: (e: SseEvent) => boolean = (e) => e.data !== undefined,
+      timeoutMs = 5000,
+    ): Promise<SseEvent> {
       const deadline = Date.now() + timeoutMs
       for (;;) {
         const i = parsed.findIndex(accept)

@@ -20,23 +20,40 @@ const tmp = () => {
 
 describe('DATABASE_URL secrets never reach the log (issue 15 row 8)', () => {
   test('redaction strips user:pass@ and credential query parameters, keeps the rest', () => {
-    expect(redactDatabaseUrl('libsql://user:pw@db.turso.io/x?authToken=abc&tls=1')).toBe('libsql://db.turso.io/x?authToken=[redacted]&tls=1')
-    expect(redactDatabaseUrl('https://db.example?token=abc')).toBe('https://db.example?token=[redacted]')
+    expect(redactDatabaseUrl('libsql://user:pw@db.turso.io/x?authToken=abc&tls=1')).toBe(
+      'libsql://db.turso.io/x?authToken=[redacted]&tls=1',
+    )
+    expect(redactDatabaseUrl('https://db.example?token=abc')).toBe(
+      'https://db.example?token=[redacted]',
+    )
     expect(redactDatabaseUrl('file:./data/saved.db')).toBe('file:./data/saved.db')
   })
 
   test('the start-up log of a running server holds no ?authToken= value', async () => {
     const dir = tmp()
-    const server = await startServer({ DATA_DIR: dir, DATABASE_URL: `file:${dir}/s.db?authToken=SUPERSECRET123`, JWT_SECRET })
+    const server = await startServer({
+      DATA_DIR: dir,
+      DATABASE_URL: `file:${dir}/s.db?authToken=SUPERSECRET123`,
+      JWT_SECRET,
+    })
     procs.push(server.proc)
-    const listening = server.output().split('\n').find((l) => l.includes('"listening"'))!
+    const listening = server
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"listening"'))!
     expect(JSON.parse(listening).database).toBe(`file:${dir}/s.db?authToken=[redacted]`)
     expect(server.output()).not.toContain('SUPERSECRET123')
   })
 
   test('an unreachable database stops the process with one line and no credentials', async () => {
     const proc = Bun.spawn([process.execPath, 'src/main.ts'], {
-      env: { ...process.env, PORT: '0', DATA_DIR: tmp(), JWT_SECRET, DATABASE_URL: 'http://admin:HUNTER2PASS@127.0.0.1:1/?authToken=SUPERSECRET456' },
+      env: {
+        ...process.env,
+        PORT: '0',
+        DATA_DIR: tmp(),
+        JWT_SECRET,
+        DATABASE_URL: 'http://admin:HUNTER2PASS@127.0.0.1:1/?authToken=SUPERSECRET456',
+      },
       stdout: 'pipe',
       stderr: 'pipe',
     })

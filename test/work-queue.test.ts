@@ -1,16 +1,34 @@
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { agentToken, createItem, expectEnvelope, JWT_SECRET, seedInbox, sessionToken, setup, type TestContext } from './helpers'
+import {
+  agentToken,
+  createItem,
+  expectEnvelope,
+  JWT_SECRET,
+  seedInbox,
+  sessionToken,
+  setup,
+  type TestContext,
+} from './helpers'
 import { startServer } from './server'
 
-const claim = (ctx: TestContext, token: string, body: unknown = {}) => ctx.json('POST', '/api/saved/inbox/claim', { token, body })
-const patch = (ctx: TestContext, token: string, id: string, body: unknown, headers?: Record<string, string>) =>
-  ctx.json('PATCH', `/api/saved/items/${id}`, { token, body, headers })
+const claim = (ctx: TestContext, token: string, body: unknown = {}) =>
+  ctx.json('POST', '/api/saved/inbox/claim', { token, body })
+const patch = (
+  ctx: TestContext,
+  token: string,
+  id: string,
+  body: unknown,
+  headers?: Record<string, string>,
+) => ctx.json('PATCH', `/api/saved/items/${id}`, { token, body, headers })
 
 /** Agents loop claim next → done until the queue is empty; returns every status seen and the ids done. */
-async function drain(next: () => Promise<{ status: number; body: any }>, done: (id: string, lease: string) => Promise<{ status: number }>) {
+async function drain(
+  next: () => Promise<{ status: number; body: any }>,
+  done: (id: string, lease: string) => Promise<{ status: number }>,
+) {
   const statuses: number[] = []
   const finished: string[] = []
   for (;;) {
@@ -38,13 +56,24 @@ describe('claim next', () => {
     for (const shared of [false, true]) {
       const ids = await seedInbox(ctx.db, 'alice', 1000)
       const one = await agentToken(ctx, session, undefined, 'shared')
-      const tokens = await Promise.all(Array.from({ length: 8 }, (_, i) => (shared ? one : agentToken(ctx, session, undefined, `agent-${i}`))))
+      const tokens = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          shared ? one : agentToken(ctx, session, undefined, `agent-${i}`),
+        ),
+      )
       const results = await Promise.all(
-        tokens.map((t) => drain(() => claim(ctx, t.token, { lease_seconds: 60 }), (id, lease) => patch(ctx, t.token, id, { workflow_status: 'done', lease_id: lease }))),
+        tokens.map((t) =>
+          drain(
+            () => claim(ctx, t.token, { lease_seconds: 60 }),
+            (id, lease) => patch(ctx, t.token, id, { workflow_status: 'done', lease_id: lease }),
+          ),
+        ),
       )
       expectDrained(ids, results)
     }
-    const history = await ctx.db.$query(`SELECT count(*) AS n FROM item_events WHERE action = 'done'`)
+    const history = await ctx.db.$query(
+      `SELECT count(*) AS n FROM item_events WHERE action = 'done'`,
+    )
     expect(Number(history[0]!.n)).toBe(2000)
   })
 
@@ -55,21 +84,47 @@ describe('claim next', () => {
     try {
       const session = await sessionToken('alice')
       const call = (base: string, method: string, path: string, token: string, body?: unknown) =>
-        fetch(base + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) })
-          .then(async (r) => ({ status: r.status, body: await r.json() }))
+        fetch(base + path, {
+          method,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body ?? {}),
+        }).then(async (r) => ({ status: r.status, body: await r.json() }))
       const tokens = await Promise.all(
-        Array.from({ length: 4 }, async (_, i) => (await call(servers[0]!.base, 'POST', '/api/saved/agent-tokens', session, { name: `a${i}`, scopes: ['read_items', 'update_workflow_status'] })).body.token as string),
+        Array.from(
+          { length: 4 },
+          async (_, i) =>
+            (
+              await call(servers[0]!.base, 'POST', '/api/saved/agent-tokens', session, {
+                name: `a${i}`,
+                scopes: ['read_items', 'update_workflow_status'],
+              })
+            ).body.token as string,
+        ),
       )
       const ids: string[] = []
       for (let i = 0; i < 400; i += 50) {
-        const made = await Promise.all(Array.from({ length: 50 }, () => call(servers[i % 2]!.base, 'POST', '/api/saved/items', session, { type: 'event', requested_action: 'workflow' })))
+        const made = await Promise.all(
+          Array.from({ length: 50 }, () =>
+            call(servers[i % 2]!.base, 'POST', '/api/saved/items', session, {
+              type: 'event',
+              requested_action: 'workflow',
+            }),
+          ),
+        )
         ids.push(...made.map((m) => m.body.id))
       }
       const results = await Promise.all(
         Array.from({ length: 8 }, (_, i) => {
           const base = servers[i % 2]!.base
           const token = tokens[i % 4]!
-          return drain(() => call(base, 'POST', '/api/saved/inbox/claim', token), (id, lease) => call(base, 'PATCH', `/api/saved/items/${id}`, token, { workflow_status: 'done', lease_id: lease }))
+          return drain(
+            () => call(base, 'POST', '/api/saved/inbox/claim', token),
+            (id, lease) =>
+              call(base, 'PATCH', `/api/saved/items/${id}`, token, {
+                workflow_status: 'done',
+                lease_id: lease,
+              }),
+          )
         }),
       )
       expectDrained(ids, results)
@@ -83,23 +138,44 @@ describe('claim next', () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
     const agent = await agentToken(ctx, session)
-    const media = await createItem(ctx, session, { type: 'media', requested_action: 'save', tags: ['film'] })
-    const event = await createItem(ctx, session, { type: 'event', requested_action: 'calendar', tags: ['film', 'kids'] })
+    const media = await createItem(ctx, session, {
+      type: 'media',
+      requested_action: 'save',
+      tags: ['film'],
+    })
+    const event = await createItem(ctx, session, {
+      type: 'event',
+      requested_action: 'calendar',
+      tags: ['film', 'kids'],
+    })
     await createItem(ctx, session, { type: 'event' }) // not in the inbox
     const got = await claim(ctx, agent.token, { type: 'event', tags: ['kids'], tag: 'film' })
     expect(got.status).toBe(200)
     expect(got.body.item.id).toBe(event.id)
-    expect(got.body.lease).toEqual({ id: got.body.item.lease_id, expires_at: got.body.item.lease_expires_at, attempt: 1 })
+    expect(got.body.lease).toEqual({
+      id: got.body.item.lease_id,
+      expires_at: got.body.item.lease_expires_at,
+      attempt: 1,
+    })
     expect(got.body.item.attempts).toBe(1)
     // Released with a delay: passed over until then.
     expect((await patch(ctx, agent.token, media.id, { claim_action: 'claim' })).status).toBe(200)
-    const delayed = await patch(ctx, agent.token, media.id, { claim_action: 'release', retry_after_seconds: 30 })
+    const delayed = await patch(ctx, agent.token, media.id, {
+      claim_action: 'release',
+      retry_after_seconds: 30,
+    })
     expect(delayed.body.available_at).not.toBeNull()
     expect((await claim(ctx, agent.token)).body).toEqual({ item: null, lease: null })
     ctx.clock.advance(31_000)
     expect((await claim(ctx, agent.token)).body.item.id).toBe(media.id)
     // Bad input: 400, nothing claimed.
-    for (const body of [{ lease_seconds: 0 }, { wait_seconds: 61 }, { lease_seconds: '60' }, { color: 'red' }, { type: 'movie' }]) {
+    for (const body of [
+      { lease_seconds: 0 },
+      { wait_seconds: 61 },
+      { lease_seconds: '60' },
+      { color: 'red' },
+      { type: 'movie' },
+    ]) {
       const res = await claim(ctx, agent.token, body)
       expect({ body, status: res.status }).toEqual({ body, status: 400 })
       expectEnvelope(res.body, 'invalid_request')
@@ -129,9 +205,17 @@ describe('claim next', () => {
     try {
       const session = await sessionToken('alice')
       const call = (base: string, method: string, path: string, token: string, body?: unknown) =>
-        fetch(base + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) })
-          .then(async (r) => ({ status: r.status, body: await r.json() }))
-      const token = (await call(a.base, 'POST', '/api/saved/agent-tokens', session, { name: 'w', scopes: ['read_items', 'update_workflow_status'] })).body.token
+        fetch(base + path, {
+          method,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body ?? {}),
+        }).then(async (r) => ({ status: r.status, body: await r.json() }))
+      const token = (
+        await call(a.base, 'POST', '/api/saved/agent-tokens', session, {
+          name: 'w',
+          scopes: ['read_items', 'update_workflow_status'],
+        })
+      ).body.token
 
       const empty = Date.now()
       const none = await call(a.base, 'POST', '/api/saved/inbox/claim', token, { wait_seconds: 1 })
@@ -140,7 +224,10 @@ describe('claim next', () => {
 
       const waiting = call(a.base, 'POST', '/api/saved/inbox/claim', token, { wait_seconds: 10 })
       await Bun.sleep(300)
-      const created = await call(b.base, 'POST', '/api/saved/items', session, { type: 'event', requested_action: 'workflow' })
+      const created = await call(b.base, 'POST', '/api/saved/items', session, {
+        type: 'event',
+        requested_action: 'workflow',
+      })
       const at = Date.now()
       const woke = await waiting
       expect(Date.now() - at).toBeLessThan(250)
@@ -148,7 +235,9 @@ describe('claim next', () => {
 
       const again = call(a.base, 'POST', '/api/saved/inbox/claim', token, { wait_seconds: 10 })
       await Bun.sleep(300)
-      const released = await call(b.base, 'PATCH', `/api/saved/items/${created.body.id}`, token, { claim_action: 'release' })
+      const released = await call(b.base, 'PATCH', `/api/saved/items/${created.body.id}`, token, {
+        claim_action: 'release',
+      })
       expect(released.status).toBe(200)
       const at2 = Date.now()
       expect((await again).body.item.id).toBe(created.body.id)
@@ -164,7 +253,10 @@ describe('claim next', () => {
     const ctx = await setup({ MAX_WAITING_CLAIMS_PER_CALLER: '2' })
     const session = await sessionToken('alice')
     const agent = await agentToken(ctx, session)
-    const waits = [claim(ctx, agent.token, { wait_seconds: 1 }), claim(ctx, agent.token, { wait_seconds: 1 })]
+    const waits = [
+      claim(ctx, agent.token, { wait_seconds: 1 }),
+      claim(ctx, agent.token, { wait_seconds: 1 }),
+    ]
     await Bun.sleep(50)
     const third = await claim(ctx, agent.token, { wait_seconds: 1 })
     expect(third.status).toBe(429)
@@ -178,10 +270,16 @@ describe('leases, attempts and the owner override', () => {
   test("fencing: A's lease expires, B claims, A's PATCH with its old lease_id is 409 lease_lost and changes nothing", async () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
-    const [a, b] = [await agentToken(ctx, session, undefined, 'a'), await agentToken(ctx, session, undefined, 'b')]
+    const [a, b] = [
+      await agentToken(ctx, session, undefined, 'a'),
+      await agentToken(ctx, session, undefined, 'b'),
+    ]
     const item = await createItem(ctx, session, { requested_action: 'workflow' })
     const first = await claim(ctx, a.token, { lease_seconds: 5 })
-    const renewed = await patch(ctx, a.token, item.id, { claim_action: 'claim', lease_id: first.body.lease.id })
+    const renewed = await patch(ctx, a.token, item.id, {
+      claim_action: 'claim',
+      lease_id: first.body.lease.id,
+    })
     expect(renewed.body.lease_id).toBe(first.body.lease.id) // a renewal keeps the lease and the attempt
     expect(renewed.body.attempts).toBe(1)
     ctx.clock.advance(301_000)
@@ -190,15 +288,23 @@ describe('leases, attempts and the owner override', () => {
     expect(second.body.lease.attempt).toBe(2)
     expect(second.body.lease.id).not.toBe(first.body.lease.id)
     const before = await ctx.db.$query('SELECT * FROM items')
-    for (const body of [{ workflow_status: 'done' }, { resolution_note: 'late' }, { claim_action: 'release' }]) {
+    for (const body of [
+      { workflow_status: 'done' },
+      { resolution_note: 'late' },
+      { claim_action: 'release' },
+    ]) {
       const late = await patch(ctx, a.token, item.id, { ...body, lease_id: first.body.lease.id })
       expect(late.status).toBe(409)
       expectEnvelope(late.body, 'lease_lost')
     }
     expect(await ctx.db.$query('SELECT * FROM items')).toEqual(before)
     // B sees its own lease id; A and the owner see none.
-    expect((await ctx.json('GET', `/api/saved/items/${item.id}`, { token: b.token })).body.lease_id).toBe(second.body.lease.id)
-    expect((await ctx.json('GET', `/api/saved/items/${item.id}`, { token: a.token })).body.lease_id).toBeNull()
+    expect(
+      (await ctx.json('GET', `/api/saved/items/${item.id}`, { token: b.token })).body.lease_id,
+    ).toBe(second.body.lease.id)
+    expect(
+      (await ctx.json('GET', `/api/saved/items/${item.id}`, { token: a.token })).body.lease_id,
+    ).toBeNull()
   })
 
   test('attempts run out: the item is stuck, claim next passes it over; the owner revokes and it is claimable again', async () => {
@@ -213,12 +319,19 @@ describe('leases, attempts and the owner override', () => {
     expect((await claim(ctx, agent.token)).body.item).toBeNull()
     const stuck = await ctx.json('GET', '/api/saved/inbox?claim_status=stuck', { token: session })
     expect(stuck.body.items.map((i: any) => i.id)).toEqual([item.id])
-    expect((await ctx.json('GET', '/api/saved/inbox?claim_status=claimable', { token: session })).body.items).toEqual([])
+    expect(
+      (await ctx.json('GET', '/api/saved/inbox?claim_status=claimable', { token: session })).body
+        .items,
+    ).toEqual([])
     expect((await patch(ctx, agent.token, item.id, { claim_action: 'revoke' })).status).toBe(403)
     const revoked = await patch(ctx, session, item.id, { claim_action: 'revoke' })
     expect(revoked.status).toBe(200)
     expect(revoked.body.attempts).toBe(0)
-    expect((await ctx.json('GET', '/api/saved/inbox?claim_status=claimable', { token: session })).body.items.map((i: any) => i.id)).toEqual([item.id])
+    expect(
+      (
+        await ctx.json('GET', '/api/saved/inbox?claim_status=claimable', { token: session })
+      ).body.items.map((i: any) => i.id),
+    ).toEqual([item.id])
     const history = await ctx.json('GET', `/api/saved/items/${item.id}/history`, { token: session })
     expect(history.body.events.map((e: any) => e.action)).toEqual(['claim', 'claim', 'revoke'])
   })
@@ -230,31 +343,56 @@ describe('leases, attempts and the owner override', () => {
     const item = await createItem(ctx, session, { requested_action: 'workflow' })
     await claim(ctx, agent.token, { lease_seconds: 86_400 })
     expect((await patch(ctx, session, item.id, { workflow_status: 'done' })).status).toBe(409)
-    const res = await patch(ctx, session, item.id, { claim_action: 'revoke', workflow_status: 'done' })
+    const res = await patch(ctx, session, item.id, {
+      claim_action: 'revoke',
+      workflow_status: 'done',
+    })
     expect(res.status).toBe(200)
     expect(res.body.workflow_status).toBe('done')
-    const events = (await ctx.json('GET', `/api/saved/items/${item.id}/history`, { token: session })).body.events
-    expect(events[1]).toMatchObject({ action: 'revoke', from: agent.id, actor: { kind: 'user', id: 'alice' } })
+    const events = (
+      await ctx.json('GET', `/api/saved/items/${item.id}/history`, { token: session })
+    ).body.events
+    expect(events[1]).toMatchObject({
+      action: 'revoke',
+      from: agent.id,
+      actor: { kind: 'user', id: 'alice' },
+    })
   })
 
-  test("revoking an agent token ends its claims at once", async () => {
+  test('revoking an agent token ends its claims at once', async () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
     const agent = await agentToken(ctx, session)
     const other = await agentToken(ctx, session, undefined, 'other')
     const item = await createItem(ctx, session, { requested_action: 'workflow' })
     await claim(ctx, agent.token, { lease_seconds: 86_400 })
-    expect((await ctx.request('DELETE', `/api/saved/agent-tokens/${agent.id}`, { token: session })).status).toBe(204)
+    expect(
+      (await ctx.request('DELETE', `/api/saved/agent-tokens/${agent.id}`, { token: session }))
+        .status,
+    ).toBe(204)
     const taken = await claim(ctx, other.token)
     expect(taken.body.item.id).toBe(item.id)
-    const events = (await ctx.json('GET', `/api/saved/items/${item.id}/history`, { token: session })).body.events
-    expect(events.map((e: any) => [e.action, e.from])).toEqual([['claim', 'available'], ['revoke', agent.id], ['claim', 'available']])
+    const events = (
+      await ctx.json('GET', `/api/saved/items/${item.id}/history`, { token: session })
+    ).body.events
+    expect(events.map((e: any) => [e.action, e.from])).toEqual([
+      ['claim', 'available'],
+      ['revoke', agent.id],
+      ['claim', 'available'],
+    ])
   })
 
-  test("a lease never outlives its agent token", async () => {
+  test('a lease never outlives its agent token', async () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
-    const res = await ctx.json('POST', '/api/saved/agent-tokens', { token: session, body: { name: 'short', scopes: ['read_items', 'update_workflow_status'], expires_in_days: '1' } })
+    const res = await ctx.json('POST', '/api/saved/agent-tokens', {
+      token: session,
+      body: {
+        name: 'short',
+        scopes: ['read_items', 'update_workflow_status'],
+        expires_in_days: '1',
+      },
+    })
     await createItem(ctx, session, { requested_action: 'workflow' })
     ctx.clock.advance(86_400_000 - 60_000) // a minute of the token's life left
     const got = await claim(ctx, res.body.token, { lease_seconds: 3600 })
@@ -267,15 +405,29 @@ describe('leases, attempts and the owner override', () => {
     const agent = await agentToken(ctx, session)
     const item = await createItem(ctx, session, { requested_action: 'workflow', tags: ['x'] })
     await patch(ctx, session, item.id, { claim_action: 'claim' })
-    expect((await ctx.request('DELETE', `/api/saved/items/${item.id}`, { token: agent.token })).status).toBe(401)
-    const del = await ctx.request('DELETE', `/api/saved/items/${item.id}`, { token: session, headers: { 'idempotency-key': 'del-1' } })
+    expect(
+      (await ctx.request('DELETE', `/api/saved/items/${item.id}`, { token: agent.token })).status,
+    ).toBe(401)
+    const del = await ctx.request('DELETE', `/api/saved/items/${item.id}`, {
+      token: session,
+      headers: { 'idempotency-key': 'del-1' },
+    })
     expect(del.status).toBe(204)
-    const replay = await ctx.request('DELETE', `/api/saved/items/${item.id}`, { token: session, headers: { 'idempotency-key': 'del-1' } })
+    const replay = await ctx.request('DELETE', `/api/saved/items/${item.id}`, {
+      token: session,
+      headers: { 'idempotency-key': 'del-1' },
+    })
     expect(replay.status).toBe(204)
     expect(replay.headers.get('idempotent-replayed')).toBe('true')
-    expect((await ctx.request('GET', `/api/saved/items/${item.id}`, { token: session })).status).toBe(404)
-    expect((await ctx.request('DELETE', `/api/saved/items/${item.id}`, { token: session })).status).toBe(404)
-    const left = await ctx.db.$query(`SELECT (SELECT count(*) FROM item_tags) AS tags, (SELECT count(*) FROM item_events WHERE action <> 'deleted') AS events, (SELECT count(*) FROM item_events WHERE action = 'deleted') AS deleted`)
+    expect(
+      (await ctx.request('GET', `/api/saved/items/${item.id}`, { token: session })).status,
+    ).toBe(404)
+    expect(
+      (await ctx.request('DELETE', `/api/saved/items/${item.id}`, { token: session })).status,
+    ).toBe(404)
+    const left = await ctx.db.$query(
+      `SELECT (SELECT count(*) FROM item_tags) AS tags, (SELECT count(*) FROM item_events WHERE action <> 'deleted') AS events, (SELECT count(*) FROM item_events WHERE action = 'deleted') AS deleted`,
+    )
     expect(left[0]).toEqual({ tags: 0, events: 0, deleted: 1 })
   })
 })
@@ -287,32 +439,65 @@ describe('Idempotency-Key', () => {
     const agent = await agentToken(ctx, session)
     const item = await createItem(ctx, session, { requested_action: 'workflow' })
     const key = { 'idempotency-key': 'k-1' }
-    const first = await ctx.request('PATCH', `/api/saved/items/${item.id}`, { token: agent.token, body: { workflow_status: 'done' }, headers: key })
+    const first = await ctx.request('PATCH', `/api/saved/items/${item.id}`, {
+      token: agent.token,
+      body: { workflow_status: 'done' },
+      headers: key,
+    })
     const firstBody = await first.text()
     expect(first.status).toBe(200)
-    const events = async () => Number((await ctx.db.$query('SELECT count(*) AS n FROM item_events'))[0]!.n)
+    const events = async () =>
+      Number((await ctx.db.$query('SELECT count(*) AS n FROM item_events'))[0]!.n)
     const before = await events()
-    const again = await ctx.request('PATCH', `/api/saved/items/${item.id}`, { token: agent.token, body: { workflow_status: 'done' }, headers: key })
+    const again = await ctx.request('PATCH', `/api/saved/items/${item.id}`, {
+      token: agent.token,
+      body: { workflow_status: 'done' },
+      headers: key,
+    })
     expect(again.status).toBe(200)
     expect(await again.text()).toBe(firstBody)
     expect(again.headers.get('idempotent-replayed')).toBe('true')
     expect(await events()).toBe(before)
-    const other = await ctx.json('PATCH', `/api/saved/items/${item.id}`, { token: agent.token, body: { workflow_status: 'pending' }, headers: key })
+    const other = await ctx.json('PATCH', `/api/saved/items/${item.id}`, {
+      token: agent.token,
+      body: { workflow_status: 'pending' },
+      headers: key,
+    })
     expect(other.status).toBe(422)
     expectEnvelope(other.body, 'idempotency_key_reused')
-    const bad = await ctx.json('PATCH', `/api/saved/items/${item.id}`, { token: agent.token, body: { workflow_status: 'pending' }, headers: { 'idempotency-key': 'é' } })
+    const bad = await ctx.json('PATCH', `/api/saved/items/${item.id}`, {
+      token: agent.token,
+      body: { workflow_status: 'pending' },
+      headers: { 'idempotency-key': 'é' },
+    })
     expect(bad.status).toBe(400)
-    const long = await ctx.json('PATCH', `/api/saved/items/${item.id}`, { token: agent.token, body: { workflow_status: 'pending' }, headers: { 'idempotency-key': 'x'.repeat(256) } })
+    const long = await ctx.json('PATCH', `/api/saved/items/${item.id}`, {
+      token: agent.token,
+      body: { workflow_status: 'pending' },
+      headers: { 'idempotency-key': 'x'.repeat(256) },
+    })
     expect(long.status).toBe(400)
-    const tok = await ctx.json('POST', '/api/saved/agent-tokens', { token: session, body: { name: 'n', scopes: ['read_items'] }, headers: { 'idempotency-key': 't' } })
+    const tok = await ctx.json('POST', '/api/saved/agent-tokens', {
+      token: session,
+      body: { name: 'n', scopes: ['read_items'] },
+      headers: { 'idempotency-key': 't' },
+    })
     expect(tok.status).toBe(400)
     // Keys are per caller: the same key from the owner is a new request.
-    const owner = await ctx.json('PATCH', `/api/saved/items/${item.id}`, { token: session, body: { workflow_status: 'pending' }, headers: key })
+    const owner = await ctx.json('PATCH', `/api/saved/items/${item.id}`, {
+      token: session,
+      body: { workflow_status: 'pending' },
+      headers: key,
+    })
     expect(owner.status).toBe(200)
     expect(owner.res.headers.get('idempotent-replayed')).toBeNull()
     // Kept 24 hours: after that the key runs again.
     ctx.clock.advance(24 * 3600 * 1000 + 1)
-    const later = await ctx.json('PATCH', `/api/saved/items/${item.id}`, { token: agent.token, body: { workflow_status: 'pending' }, headers: key })
+    const later = await ctx.json('PATCH', `/api/saved/items/${item.id}`, {
+      token: agent.token,
+      body: { workflow_status: 'pending' },
+      headers: key,
+    })
     expect(later.status).toBe(409) // it ran: already pending
     expect(later.res.headers.get('idempotent-replayed')).toBeNull()
   })
@@ -320,12 +505,21 @@ describe('Idempotency-Key', () => {
   test('a retried create after a lost answer makes one item; concurrent duplicates never both apply', async () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
-    const create = () => ctx.request('POST', '/api/saved/items', { token: session, body: { type: 'event', title: 'once' }, headers: { 'idempotency-key': 'c-1' } })
+    const create = () =>
+      ctx.request('POST', '/api/saved/items', {
+        token: session,
+        body: { type: 'event', title: 'once' },
+        headers: { 'idempotency-key': 'c-1' },
+      })
     const answers = await Promise.all(Array.from({ length: 10 }, create))
     const statuses = answers.map((a) => a.status)
     expect(statuses.filter((s) => s === 201).length).toBeGreaterThanOrEqual(1)
     expect(statuses.every((s) => s === 201 || s === 409)).toBe(true)
-    const ids = new Set((await Promise.all(answers.filter((a) => a.status === 201).map((a) => a.json()))).map((b: any) => b.id))
+    const ids = new Set(
+      (await Promise.all(answers.filter((a) => a.status === 201).map((a) => a.json()))).map(
+        (b: any) => b.id,
+      ),
+    )
     expect(ids.size).toBe(1)
     expect(Number((await ctx.db.$query('SELECT count(*) AS n FROM items'))[0]!.n)).toBe(1)
     const retried = await create()
@@ -339,9 +533,21 @@ describe('Idempotency-Key', () => {
     const agent = await agentToken(ctx, session)
     await seedInbox(ctx.db, 'alice', 3)
     const headers = { 'idempotency-key': 'claim-1' }
-    const a = await ctx.json('POST', '/api/saved/inbox/claim', { token: agent.token, body: {}, headers })
-    const b = await ctx.json('POST', '/api/saved/inbox/claim', { token: agent.token, body: {}, headers })
+    const a = await ctx.json('POST', '/api/saved/inbox/claim', {
+      token: agent.token,
+      body: {},
+      headers,
+    })
+    const b = await ctx.json('POST', '/api/saved/inbox/claim', {
+      token: agent.token,
+      body: {},
+      headers,
+    })
     expect(b.body).toEqual(a.body)
-    expect(Number((await ctx.db.$query("SELECT count(*) AS n FROM items WHERE claim_id IS NOT NULL"))[0]!.n)).toBe(1)
+    expect(
+      Number(
+        (await ctx.db.$query('SELECT count(*) AS n FROM items WHERE claim_id IS NOT NULL'))[0]!.n,
+      ),
+    ).toBe(1)
   })
 })

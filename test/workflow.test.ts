@@ -1,5 +1,12 @@
 import { describe, expect, test } from 'bun:test'
-import { setup, sessionToken, agentToken, createItem, expectEnvelope, type TestContext } from './helpers'
+import {
+  setup,
+  sessionToken,
+  agentToken,
+  createItem,
+  expectEnvelope,
+  type TestContext,
+} from './helpers'
 
 async function world() {
   const ctx = await setup()
@@ -7,13 +14,18 @@ async function world() {
   const a = await agentToken(ctx, session, undefined, 'agent-a')
   const b = await agentToken(ctx, session, undefined, 'agent-b')
   const item = await createItem(ctx, session, { requested_action: 'workflow', tags: ['x'] })
-  const patch = (token: string, body: unknown, id = item.id) => ctx.json('PATCH', `/api/saved/items/${id}`, { token, body })
+  const patch = (token: string, body: unknown, id = item.id) =>
+    ctx.json('PATCH', `/api/saved/items/${id}`, { token, body })
   return { ctx, session, a: a.token, b: b.token, aId: a.id, item, patch }
 }
 
 const snapshot = async (ctx: TestContext) => ({
-  items: (await ctx.db.$client.execute('SELECT * FROM items ORDER BY id')).rows.map((r) => ({ ...r })),
-  tags: (await ctx.db.$client.execute('SELECT * FROM item_tags ORDER BY item_id, tag')).rows.map((r) => ({ ...r })),
+  items: (await ctx.db.$client.execute('SELECT * FROM items ORDER BY id')).rows.map((r) => ({
+    ...r,
+  })),
+  tags: (await ctx.db.$client.execute('SELECT * FROM item_tags ORDER BY item_id, tag')).rows.map(
+    (r) => ({ ...r }),
+  ),
   events: (await ctx.db.$client.execute('SELECT count(*) AS n FROM item_events')).rows[0]!.n,
 })
 
@@ -34,12 +46,19 @@ describe('workflow PATCH: every row of CONTRACT 4, for both kinds of claimant', 
 
       const renewed = await w.patch(me, { claim_action: 'claim', lease_seconds: 600 })
       expect(renewed.status).toBe(200)
-      expect(Date.parse(renewed.body.lease_expires_at)).toBeGreaterThan(Date.parse(claimed.body.lease_expires_at))
+      expect(Date.parse(renewed.body.lease_expires_at)).toBeGreaterThan(
+        Date.parse(claimed.body.lease_expires_at),
+      )
 
       const seenByOther = await w.ctx.json('GET', `/api/saved/items/${w.item.id}`, { token: other })
       expect(seenByOther.body.claim_status).toBe('claimed')
 
-      for (const body of [{ claim_action: 'claim' }, { claim_action: 'release' }, { workflow_status: 'done' }, { resolution_note: 'n' }]) {
+      for (const body of [
+        { claim_action: 'claim' },
+        { claim_action: 'release' },
+        { workflow_status: 'done' },
+        { resolution_note: 'n' },
+      ]) {
         const conflict = await w.patch(other, body)
         expect({ body, status: conflict.status }).toEqual({ body, status: 409 })
         expectEnvelope(conflict.body, 'claim_conflict')
@@ -96,20 +115,27 @@ describe('workflow PATCH: every row of CONTRACT 4, for both kinds of claimant', 
   test('corrections: the owner may correct a claimed item; agents get 403 forbidden', async () => {
     const w = await world()
     await w.patch(w.a, { claim_action: 'claim' })
-    const corrected = await w.patch(w.session, { corrections: { title: 'Fixed', tags: [' y ', 'z', 'y', ''], action_note: 'call back' } })
+    const corrected = await w.patch(w.session, {
+      corrections: { title: 'Fixed', tags: [' y ', 'z', 'y', ''], action_note: 'call back' },
+    })
     expect(corrected.status).toBe(200)
     expect(corrected.body.title).toBe('Fixed')
     expect(corrected.body.tags).toEqual(['y', 'z'])
     expect(corrected.body.claim_status).toBe('claimed')
     const byTag = await w.ctx.json('GET', '/api/saved/items?tag=z', { token: w.session })
     expect(byTag.body.items.map((i: any) => i.id)).toEqual([w.item.id])
-    expect((await w.ctx.json('GET', '/api/saved/items?tag=x', { token: w.session })).body.items).toEqual([])
+    expect(
+      (await w.ctx.json('GET', '/api/saved/items?tag=x', { token: w.session })).body.items,
+    ).toEqual([])
 
     const byAgent = await w.patch(w.a, { corrections: { title: 'Agent' } })
     expect(byAgent.status).toBe(403)
     expectEnvelope(byAgent.body, 'forbidden')
     // Corrections with a workflow change from the owner are blocked by another's claim, atomically.
-    const mixed = await w.patch(w.session, { resolution_note: 'x', corrections: { title: 'Never' } })
+    const mixed = await w.patch(w.session, {
+      resolution_note: 'x',
+      corrections: { title: 'Never' },
+    })
     expect(mixed.status).toBe(409)
     const after = await w.ctx.json('GET', `/api/saved/items/${w.item.id}`, { token: w.session })
     expect(after.body.title).toBe('Fixed')
@@ -119,13 +145,28 @@ describe('workflow PATCH: every row of CONTRACT 4, for both kinds of claimant', 
     const w = await world()
     const before = await snapshot(w.ctx)
     const bodies: unknown[] = [
-      {}, { id: 'x' }, { user_id: 'bob' }, { status: 'failed' }, { workflow_status: 'archived' },
-      { claim_action: 'steal' }, { lease_seconds: 60 }, { claim_action: 'release', lease_seconds: 60 },
-      { claim_action: 'claim', lease_seconds: 0 }, { claim_action: 'claim', lease_seconds: 86_401 },
-      { claim_action: 'claim', lease_seconds: 1.5 }, { claim_action: 'claim', lease_seconds: '60' },
-      { corrections: {} }, { corrections: { owner: 'x' } }, { corrections: { tags: 'a' } },
-      { corrections: { tags: Array.from({ length: 51 }, (_, i) => `t${i}`) } }, { corrections: { tags: ['x'.repeat(65)] } },
-      { corrections: { title: 'x'.repeat(501) } }, { resolution_note: 'x'.repeat(10_001) }, [], 42, null,
+      {},
+      { id: 'x' },
+      { user_id: 'bob' },
+      { status: 'failed' },
+      { workflow_status: 'archived' },
+      { claim_action: 'steal' },
+      { lease_seconds: 60 },
+      { claim_action: 'release', lease_seconds: 60 },
+      { claim_action: 'claim', lease_seconds: 0 },
+      { claim_action: 'claim', lease_seconds: 86_401 },
+      { claim_action: 'claim', lease_seconds: 1.5 },
+      { claim_action: 'claim', lease_seconds: '60' },
+      { corrections: {} },
+      { corrections: { owner: 'x' } },
+      { corrections: { tags: 'a' } },
+      { corrections: { tags: Array.from({ length: 51 }, (_, i) => `t${i}`) } },
+      { corrections: { tags: ['x'.repeat(65)] } },
+      { corrections: { title: 'x'.repeat(501) } },
+      { resolution_note: 'x'.repeat(10_001) },
+      [],
+      42,
+      null,
     ]
     for (const body of bodies) {
       const res = await w.patch(w.session, body)
@@ -133,13 +174,24 @@ describe('workflow PATCH: every row of CONTRACT 4, for both kinds of claimant', 
       expectEnvelope(res.body, 'invalid_request')
     }
     for (const raw of ['"text"', '{"claim_action":', '\u0000']) {
-      const res = await w.ctx.json('PATCH', `/api/saved/items/${w.item.id}`, { token: w.session, body: raw, headers: { 'content-type': 'application/json' } })
+      const res = await w.ctx.json('PATCH', `/api/saved/items/${w.item.id}`, {
+        token: w.session,
+        body: raw,
+        headers: { 'content-type': 'application/json' },
+      })
       expect(res.status).toBe(400)
     }
-    const noType = await w.ctx.json('PATCH', `/api/saved/items/${w.item.id}`, { token: w.session, body: 'claim' })
+    const noType = await w.ctx.json('PATCH', `/api/saved/items/${w.item.id}`, {
+      token: w.session,
+      body: 'claim',
+    })
     expect(noType.status).toBe(415)
     expectEnvelope(noType.body, 'unsupported_media_type')
-    const malformed = await w.ctx.json('PATCH', `/api/saved/items/${w.item.id}`, { token: w.session, body: '{"claim_action":', headers: { 'content-type': 'application/json' } })
+    const malformed = await w.ctx.json('PATCH', `/api/saved/items/${w.item.id}`, {
+      token: w.session,
+      body: '{"claim_action":',
+      headers: { 'content-type': 'application/json' },
+    })
     expect(malformed.status).toBe(400)
     expect(await snapshot(w.ctx)).toEqual(before)
   })
@@ -151,14 +203,20 @@ describe('workflow PATCH: every row of CONTRACT 4, for both kinds of claimant', 
     const unknown = await w.patch(bob, { claim_action: 'claim' }, 'itm_nope')
     expect(foreign.status).toBe(404)
     expect(foreign.body).toEqual(unknown.body)
-    expect((await w.ctx.json('GET', `/api/saved/items/${w.item.id}/history`, { token: bob })).status).toBe(404)
+    expect(
+      (await w.ctx.json('GET', `/api/saved/items/${w.item.id}/history`, { token: bob })).status,
+    ).toBe(404)
   })
 
   test('a PATCH that fails half-way changes nothing (claim + done on an item already done)', async () => {
     const w = await world()
     await w.patch(w.session, { workflow_status: 'done' })
     const before = await snapshot(w.ctx)
-    const res = await w.patch(w.a, { claim_action: 'claim', workflow_status: 'done', resolution_note: 'n' })
+    const res = await w.patch(w.a, {
+      claim_action: 'claim',
+      workflow_status: 'done',
+      resolution_note: 'n',
+    })
     expect(res.status).toBe(409)
     expectEnvelope(res.body, 'invalid_transition')
     expect(await snapshot(w.ctx)).toEqual(before)
@@ -167,12 +225,17 @@ describe('workflow PATCH: every row of CONTRACT 4, for both kinds of claimant', 
   test('30 concurrent claims from six agent tokens: exactly one succeeds', async () => {
     const ctx = await setup()
     const session = await sessionToken('alice')
-    const agents = await Promise.all(Array.from({ length: 6 }, (_, i) => agentToken(ctx, session, undefined, `agent-${i}`)))
+    const agents = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => agentToken(ctx, session, undefined, `agent-${i}`)),
+    )
     for (let round = 0; round < 5; round++) {
       const item = await createItem(ctx, session, { requested_action: 'workflow' })
       const results = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          ctx.json('PATCH', `/api/saved/items/${item.id}`, { token: agents[i % 6]!.token, body: { claim_action: 'claim' } }),
+          ctx.json('PATCH', `/api/saved/items/${item.id}`, {
+            token: agents[i % 6]!.token,
+            body: { claim_action: 'claim' },
+          }),
         ),
       )
       const winners = results.filter((r) => r.status === 200)
@@ -194,7 +257,9 @@ describe('workflow PATCH: every row of CONTRACT 4, for both kinds of claimant', 
     await w.patch(w.session, { workflow_status: 'pending' })
     await w.patch(w.b, { claim_action: 'release' }) // nothing held: no event
     await w.patch(w.session, { corrections: { title: 'T' } })
-    const { status, body } = await w.ctx.json('GET', `/api/saved/items/${w.item.id}/history`, { token: w.a })
+    const { status, body } = await w.ctx.json('GET', `/api/saved/items/${w.item.id}/history`, {
+      token: w.a,
+    })
     expect(status).toBe(200)
     expect(body.events.map((e: any) => [e.action, e.from, e.to])).toEqual([
       ['claim', 'available', 'claimed'],

@@ -44,7 +44,9 @@ export class MemoryTokenBuckets implements RateLimitStore {
 
   peek(key: string, now: number): RateDecision {
     const bucket = this.buckets.get(key)
-    const tokens = bucket ? Math.min(this.perMinute, bucket.tokens + (now - bucket.at) * this.refillPerMs) : this.perMinute
+    const tokens = bucket
+      ? Math.min(this.perMinute, bucket.tokens + (now - bucket.at) * this.refillPerMs)
+      : this.perMinute
     return this.decision(tokens, tokens >= 1, 1)
   }
 
@@ -94,7 +96,12 @@ export class DatabaseTokenBuckets implements RateLimitStore {
     const left = drawn.rows[0]?.tokens
     if (left !== undefined) {
       const tokens = Number(left)
-      return { allowed: true, limit: this.perMinute, remaining: Math.floor(tokens), resetSeconds: Math.max(1, Math.ceil((this.perMinute - tokens) / this.refillPerMs / 1000)) }
+      return {
+        allowed: true,
+        limit: this.perMinute,
+        remaining: Math.floor(tokens),
+        resetSeconds: Math.max(1, Math.ceil((this.perMinute - tokens) / this.refillPerMs / 1000)),
+      }
     }
     return { ...(await this.peek(key, now, count)), allowed: false }
   }
@@ -105,22 +112,37 @@ export class DatabaseTokenBuckets implements RateLimitStore {
       sql: 'SELECT min(:cap, tokens + (:now - at) * :rate) AS tokens FROM rate_buckets WHERE key = :key',
       args: { key, now, cap: this.perMinute, rate: this.refillPerMs },
     })
-    const tokens = current.rows.length === 0 ? this.perMinute : Number(current.rows[0]?.tokens ?? this.perMinute)
+    const tokens =
+      current.rows.length === 0 ? this.perMinute : Number(current.rows[0]?.tokens ?? this.perMinute)
     const allowed = tokens >= count
     const missing = allowed ? this.perMinute - tokens : count - tokens
-    return { allowed, limit: this.perMinute, remaining: Math.max(0, Math.floor(tokens)), resetSeconds: Math.max(1, Math.ceil(missing / this.refillPerMs / 1000)) }
+    return {
+      allowed,
+      limit: this.perMinute,
+      remaining: Math.max(0, Math.floor(tokens)),
+      resetSeconds: Math.max(1, Math.ceil(missing / this.refillPerMs / 1000)),
+    }
   }
 }
 
 export function rateHeaders(d: RateDecision): Record<string, string> {
-  return { 'RateLimit-Limit': String(d.limit), 'RateLimit-Remaining': String(d.remaining), 'RateLimit-Reset': String(d.resetSeconds) }
+  return {
+    'RateLimit-Limit': String(d.limit),
+    'RateLimit-Remaining': String(d.remaining),
+    'RateLimit-Reset': String(d.resetSeconds),
+  }
 }
 
 function refused(decision: RateDecision, message: string): AppError {
-  return new AppError('rate_limited', `${message}; try again in ${decision.resetSeconds} s.`, { retry_after_seconds: decision.resetSeconds }, {
-    'Retry-After': String(decision.resetSeconds),
-    ...rateHeaders(decision),
-  })
+  return new AppError(
+    'rate_limited',
+    `${message}; try again in ${decision.resetSeconds} s.`,
+    { retry_after_seconds: decision.resetSeconds },
+    {
+      'Retry-After': String(decision.resetSeconds),
+      ...rateHeaders(decision),
+    },
+  )
 }
 
 /** Draws `cost` tokens (one per operation: a GraphQL mutation's root fields each count). */
@@ -130,12 +152,18 @@ export type CallerRateLimiter = (caller: Caller, cost?: number) => Promise<RateD
  * One bucket per user: every agent token of a user and the user's sessions share it, so minting
  * (or revoking and re-minting) tokens cannot multiply the budget. `0` disables.
  */
-export function createRateLimiter(perMinute: number, store: RateLimitStore = new MemoryTokenBuckets(perMinute)): CallerRateLimiter {
+export function createRateLimiter(
+  perMinute: number,
+  store: RateLimitStore = new MemoryTokenBuckets(perMinute),
+): CallerRateLimiter {
   if (perMinute === 0) return async () => null
   return async (caller, cost = 1) => {
     const decision = await store.take(`user:${caller.userId}`, Date.now(), cost)
     if (!decision.allowed) {
-      throw refused(decision, cost > 1 ? `Too many requests (this one counts as ${cost})` : 'Too many requests')
+      throw refused(
+        decision,
+        cost > 1 ? `Too many requests (this one counts as ${cost})` : 'Too many requests',
+      )
     }
     return decision
   }
@@ -153,7 +181,11 @@ export const UNKNOWN_CLIENT = 'unknown'
  * so a clean client costs nothing extra even when the buckets live in the database; an address
  * failing on another worker is caught here after its first failure here.
  */
-export function limitAuthFailures(resolve: CallerResolver, perMinute: number, store: RateLimitStore = new MemoryTokenBuckets(perMinute)): CallerResolver {
+export function limitAuthFailures(
+  resolve: CallerResolver,
+  perMinute: number,
+  store: RateLimitStore = new MemoryTokenBuckets(perMinute),
+): CallerResolver {
   if (perMinute === 0) return resolve
   const recentFailures = new Map<string, number>()
   return async (authorization, client = UNKNOWN_CLIENT, request) => {
@@ -161,7 +193,8 @@ export function limitAuthFailures(resolve: CallerResolver, perMinute: number, st
     const failedAt = recentFailures.get(client)
     if (failedAt !== undefined && Date.now() - failedAt < 60_000) {
       const budget = await store.peek(key, Date.now())
-      if (!budget.allowed) throw refused(budget, 'Too many failed authentication attempts from this address')
+      if (!budget.allowed)
+        throw refused(budget, 'Too many failed authentication attempts from this address')
     }
     try {
       return await resolve(authorization, client, request)
@@ -170,7 +203,8 @@ export function limitAuthFailures(resolve: CallerResolver, perMinute: number, st
       if (authorization && error instanceof AppError && error.code === 'unauthorized') {
         const now = Date.now()
         if (recentFailures.size > 100_000) {
-          for (const [address, at] of recentFailures) if (now - at >= 60_000) recentFailures.delete(address)
+          for (const [address, at] of recentFailures)
+            if (now - at >= 60_000) recentFailures.delete(address)
         }
         recentFailures.set(client, now)
         await store.take(key, now)

@@ -16,9 +16,14 @@ export interface BackupResult {
  * `PRAGMA integrity_check`, so a half-written file never carries the target's name. Owner-only
  * (0600), like the database itself.
  */
-export async function backupDatabase(options: DatabaseOptions, target: string): Promise<BackupResult> {
+export async function backupDatabase(
+  options: DatabaseOptions,
+  target: string,
+): Promise<BackupResult> {
   if (!options.url.startsWith('file:')) {
-    throw new Error('only a local file database can be copied this way; for Turso use its point-in-time restore or `turso db shell <db> .dump`')
+    throw new Error(
+      'only a local file database can be copied this way; for Turso use its point-in-time restore or `turso db shell <db> .dump`',
+    )
   }
   const path = resolve(target)
   if (existsSync(path)) throw new Error(`${path} already exists; choose a new file`)

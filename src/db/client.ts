@@ -67,7 +67,8 @@ function cachedReader(path: string) {
   const arrays = new Map<string, Statement>()
   const writes = new Map<string, Statement>()
   return {
-    read: async (sql: string, args: InArgs = []) => cache(objects, sql, false).all(args) as QueryRow[],
+    read: async (sql: string, args: InArgs = []) =>
+      cache(objects, sql, false).all(args) as QueryRow[],
     rows: async (sql: string, args: InArgs = []) => cache(arrays, sql, true).all(args) as RawRow[],
     /**
      * The write transaction runs synchronously from BEGIN to COMMIT, so no other request of this
@@ -139,11 +140,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
       close()
     }
   } else {
-    db.$query = async (sql, args = []) => (await client.execute({ sql, args })).rows as unknown as QueryRow[]
+    db.$query = async (sql, args = []) =>
+      (await client.execute({ sql, args })).rows as unknown as QueryRow[]
     // The client's rows are array-like too.
     db.$rows = async (sql, args = []) => (await client.execute({ sql, args })).rows
     db.$batch = async (statements) =>
-      (await client.batch(statements.map(({ sql, args = [] }) => ({ sql, args })), 'write')).map((r) => ({
+      (
+        await client.batch(
+          statements.map(({ sql, args = [] }) => ({ sql, args })),
+          'write',
+        )
+      ).map((r) => ({
         rows: r.rows,
         rowsAffected: r.rowsAffected,
       }))

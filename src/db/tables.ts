@@ -1,5 +1,13 @@
 import { sql } from 'drizzle-orm'
-import { sqliteTable, text, integer, real, index, uniqueIndex, primaryKey } from 'drizzle-orm/sqlite-core'
+import {
+  sqliteTable,
+  text,
+  integer,
+  real,
+  index,
+  uniqueIndex,
+  primaryKey,
+} from 'drizzle-orm/sqlite-core'
 
 // Timestamps are integer milliseconds since the epoch (UTC): they sort and compare cheaply in
 // the keyset cursor and serialise to ISO 8601 with millisecond precision at the edge.
@@ -28,7 +36,9 @@ export const items = sqliteTable(
     resolutionNote: text('resolution_note'),
     /** The tags as a JSON array, in the owner's order, for reading; `item_tags` serves filtering. */
     tags: text('tags').notNull().default('[]'),
-    requestedAction: text('requested_action', { enum: ['calendar', 'reminder', 'save', 'workflow'] }),
+    requestedAction: text('requested_action', {
+      enum: ['calendar', 'reminder', 'save', 'workflow'],
+    }),
     destinationKind: text('destination_kind'),
     destinationName: text('destination_name'),
     /** The claim holder. A claim is live only while `lease_expires_at` is in the future. */
@@ -96,7 +106,10 @@ export const itemEvents = sqliteTable(
     to: text('to'),
     note: text('note'),
   },
-  (t) => [index('item_events_item').on(t.itemId, t.id), index('item_events_user').on(t.userId, t.id)],
+  (t) => [
+    index('item_events_item').on(t.itemId, t.id),
+    index('item_events_user').on(t.userId, t.id),
+  ],
 )
 
 export const agentTokens = sqliteTable(
@@ -115,7 +128,10 @@ export const agentTokens = sqliteTable(
     lastUsedAt: integer('last_used_at'),
     revokedAt: integer('revoked_at'),
   },
-  (t) => [uniqueIndex('agent_tokens_hash').on(t.tokenHash), index('agent_tokens_user').on(t.userId, t.createdAt)],
+  (t) => [
+    uniqueIndex('agent_tokens_hash').on(t.tokenHash),
+    index('agent_tokens_user').on(t.userId, t.createdAt),
+  ],
 )
 
 /** Token buckets shared by server processes (RATE_LIMIT_STORE=database): one row per caller. */
@@ -140,7 +156,10 @@ export const idempotencyKeys = sqliteTable(
     body: text('body'),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.owner, t.key] }), index('idempotency_keys_created').on(t.createdAt)],
+  (t) => [
+    primaryKey({ columns: [t.owner, t.key] }),
+    index('idempotency_keys_created').on(t.createdAt),
+  ],
 )
 
 /**
@@ -166,7 +185,10 @@ export const webhooks = sqliteTable(
     failures: integer('failures').notNull().default(0),
     enqueuedSeq: integer('enqueued_seq').notNull(),
   },
-  (t) => [index('webhooks_user').on(t.userId, t.createdAt), index('webhooks_enqueue').on(t.enabled, t.enqueuedSeq)],
+  (t) => [
+    index('webhooks_user').on(t.userId, t.createdAt),
+    index('webhooks_enqueue').on(t.enabled, t.enqueuedSeq),
+  ],
 )
 
 /**

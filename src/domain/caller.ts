@@ -41,11 +41,18 @@ export function scopesOf(caller: Caller): readonly AgentTokenScope[] {
 /** Scope rule (CONTRACT 1): a missing scope is 403 insufficient_scope (each front end adds its challenge). */
 export function requireScope(caller: Caller, scope: AgentTokenScope): void {
   if (caller.kind === 'user' || caller.scopes.includes(scope)) return
-  throw new AppError('insufficient_scope', `This token lacks the "${scope}" scope.`, { required_scope: scope })
+  throw new AppError('insufficient_scope', `This token lacks the "${scope}" scope.`, {
+    required_scope: scope,
+  })
 }
 
 /** Session-only operations (agent-token management, item creation) refuse agent tokens. */
-export function requireSession(caller: Caller): asserts caller is Extract<Caller, { kind: 'user' }> {
+export function requireSession(
+  caller: Caller,
+): asserts caller is Extract<Caller, { kind: 'user' }> {
   if (caller.kind === 'user') return
-  throw new AppError('session_required', 'This operation needs a signed-in session; agent tokens are not accepted.')
+  throw new AppError(
+    'session_required',
+    'This operation needs a signed-in session; agent tokens are not accepted.',
+  )
 }

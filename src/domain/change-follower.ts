@@ -54,7 +54,12 @@ export class ChangeFollower {
     return this.add(this.followers, userId, listener, 'streams')
   }
 
-  private add<L>(map: Map<string, Set<L>>, userId: string, listener: L, counter: 'size' | 'streams'): () => void {
+  private add<L>(
+    map: Map<string, Set<L>>,
+    userId: string,
+    listener: L,
+    counter: 'size' | 'streams',
+  ): () => void {
     let set = map.get(userId)
     if (!set) map.set(userId, (set = new Set()))
     set.add(listener)
@@ -115,11 +120,18 @@ export class ChangeFollower {
     try {
       await this.ready()
       // Rows only when a stream listens; wake-ups need no more than ids and users.
-      const rows = this.streams > 0
-        ? await this.db.$rows(`${CHANGE_SELECT} WHERE e.id > ? ORDER BY e.id LIMIT ${BATCH}`, [this.last])
-        : await this.db.$rows(`SELECT id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, user_id FROM item_events WHERE id > ? ORDER BY id LIMIT ${BATCH}`, [this.last])
+      const rows =
+        this.streams > 0
+          ? await this.db.$rows(`${CHANGE_SELECT} WHERE e.id > ? ORDER BY e.id LIMIT ${BATCH}`, [
+              this.last,
+            ])
+          : await this.db.$rows(
+              `SELECT id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, user_id FROM item_events WHERE id > ? ORDER BY id LIMIT ${BATCH}`,
+              [this.last],
+            )
       full = rows.length === BATCH
-      if (rows.length > 0) this.last = changeSeq(rows[rows.length - 1]!)
+      const lastRow = rows.at(-1)
+      if (lastRow) this.last = changeSeq(lastRow)
       const byUser = new Map<string, RawRow[]>()
       for (const row of rows) {
         const user = changeUser(row)
@@ -128,7 +140,9 @@ export class ChangeFollower {
         list.push(row)
       }
       for (const [user, list] of byUser) {
-        const seq = changeSeq(list[list.length - 1]!)
+        const newest = list.at(-1)
+        if (!newest) continue
+        const seq = changeSeq(newest)
         for (const listener of this.listeners.get(user) ?? []) listener(seq)
         for (const listener of this.followers.get(user) ?? []) listener(list)
       }

@@ -4,7 +4,16 @@ import { ITEM_COLUMNS_AS, toItemRecord, type Item } from './item'
 
 /** What the change log records (CONTRACT 8). */
 export const CHANGE_ACTIONS = [
-  'created', 'claim', 'renew', 'release', 'done', 'reopen', 'note', 'correction', 'revoke', 'deleted',
+  'created',
+  'claim',
+  'renew',
+  'release',
+  'done',
+  'reopen',
+  'note',
+  'correction',
+  'revoke',
+  'deleted',
 ] as const
 export type ChangeAction = (typeof CHANGE_ACTIONS)[number]
 
@@ -35,13 +44,29 @@ export const changeSeq = (row: RawRow) => Number(row[0])
 export const changeUser = (row: RawRow) => String(row[8])
 
 /** A row of CHANGE_SELECT as `caller` sees it; `inbox` says whether the item has a requested action. */
-export function toChangeRecord(row: RawRow, caller: Caller, now: number): { record: ChangeRecord; inbox: boolean } {
+export function toChangeRecord(
+  row: RawRow,
+  caller: Caller,
+  now: number,
+): { record: ChangeRecord; inbox: boolean } {
   const r = row as unknown[]
   const itemRow = Array.prototype.slice.call(r, EVENT_COLUMNS)
-  const item = itemRow[0] === null || itemRow[0] === undefined ? null : toItemRecord(itemRow, caller, now).item
+  const item =
+    itemRow[0] === null || itemRow[0] === undefined ? null : toItemRecord(itemRow, caller, now).item
   const action = String(r[3]) as ChangeAction
   const actor: Claimant | null =
-    r[4] === null || r[4] === undefined ? null : { kind: r[4] as Claimant['kind'], id: String(r[5]), name: r[6] === null ? null : String(r[6]) }
-  const inbox = item ? item.requestedAction !== null : action === 'deleted' && r[7] !== null && r[7] !== undefined
-  return { record: { seq: String(r[0]), at: Number(r[1]), itemId: String(r[2]), action, actor, item }, inbox }
+    r[4] === null || r[4] === undefined
+      ? null
+      : {
+          kind: r[4] as Claimant['kind'],
+          id: String(r[5]),
+          name: r[6] === null ? null : String(r[6]),
+        }
+  const inbox = item
+    ? item.requestedAction !== null
+    : action === 'deleted' && r[7] !== null && r[7] !== undefined
+  return {
+    record: { seq: String(r[0]), at: Number(r[1]), itemId: String(r[2]), action, actor, item },
+    inbox,
+  }
 }

@@ -38,7 +38,11 @@ export interface ChangePage {
  * database applied the writes, so resuming from `nextCursor` skips nothing and repeats
  * nothing, also while changes arrive. Each record's item is read as it is now, in the same query.
  */
-export async function listChanges(deps: Deps, caller: Caller, query: ChangeQuery = {}): Promise<ChangePage> {
+export async function listChanges(
+  deps: Deps,
+  caller: Caller,
+  query: ChangeQuery = {},
+): Promise<ChangePage> {
   requireScope(caller, 'read_items')
   const limit = pageLimit(query.limit, CHANGE_LIMITS.listLimit, CHANGE_LIMITS.defaultListLimit)
   const after = parseAfter('after', query.after)
@@ -63,11 +67,16 @@ export async function listChanges(deps: Deps, caller: Caller, query: ChangeQuery
 async function refuseFuture(deps: Deps, after: number) {
   if (after === 0) return
   const [row] = await deps.db.$query('SELECT coalesce(max(id), 0) AS seq FROM item_events')
-  if (after > Number(row?.seq ?? 0)) throw invalidField('after', 'is not a cursor this service handed out')
+  if (after > Number(row?.seq ?? 0))
+    throw invalidField('after', 'is not a cursor this service handed out')
 }
 
 const readChanges = (deps: Deps, userId: string, after: number, limit: number): Promise<RawRow[]> =>
-  deps.db.$rows(`${CHANGE_SELECT} WHERE e.user_id = ? AND e.id > ? ORDER BY e.id LIMIT ?`, [userId, after, limit])
+  deps.db.$rows(`${CHANGE_SELECT} WHERE e.user_id = ? AND e.id > ? ORDER BY e.id LIMIT ?`, [
+    userId,
+    after,
+    limit,
+  ])
 
 export interface FollowInput {
   /** Resume right after this seq (SSE `Last-Event-ID`, `?after=`). Absent: start with the next change. */
@@ -81,14 +90,22 @@ export interface FollowInput {
  * one query per interval for every stream of the process, whichever process made the change.
  * End it with `return()` or `signal`; either removes its listener at once.
  */
-export async function followChanges(deps: Deps, caller: Caller, input: FollowInput, signal?: AbortSignal): Promise<ChangeStream> {
+export async function followChanges(
+  deps: Deps,
+  caller: Caller,
+  input: FollowInput,
+  signal?: AbortSignal,
+): Promise<ChangeStream> {
   requireScope(caller, 'read_items')
   let start: number
   if (input.after !== undefined && input.after !== '') {
     start = parseAfter('after', input.after)
     await refuseFuture(deps, start)
   } else {
-    const [row] = await deps.db.$query('SELECT coalesce(max(id), 0) AS seq FROM item_events WHERE user_id = ?', [caller.userId])
+    const [row] = await deps.db.$query(
+      'SELECT coalesce(max(id), 0) AS seq FROM item_events WHERE user_id = ?',
+      [caller.userId],
+    )
     start = Number(row?.seq ?? 0)
   }
   const stream = new ChangeStream(deps, caller, start, input.inbox ?? false, signal)

@@ -18,7 +18,10 @@ interface Group {
  * something passes the wake to the next in its group, since there may be more.
  */
 export class ClaimWaiters {
-  private readonly users = new Map<string, { groups: Map<string, Group>; unsubscribe: () => void }>()
+  private readonly users = new Map<
+    string,
+    { groups: Map<string, Group>; unsubscribe: () => void }
+  >()
   private readonly perCaller = new Map<string, number>()
   private total = 0
 

@@ -8,7 +8,8 @@ import type { Caller } from './caller'
  */
 export const claimSql = {
   live: (now: string) => `(claim_id IS NOT NULL AND lease_expires_at > ${now})`,
-  heldBy: (now: string, kind: string, id: string) => `(${claimSql.live(now)} AND claim_kind = ${kind} AND claim_id = ${id})`,
+  heldBy: (now: string, kind: string, id: string) =>
+    `(${claimSql.live(now)} AND claim_kind = ${kind} AND claim_id = ${id})`,
   heldByOther: (now: string, kind: string, id: string) =>
     `(${claimSql.live(now)} AND NOT (claim_kind = ${kind} AND claim_id = ${id}))`,
   /**
@@ -23,7 +24,11 @@ export const claimSql = {
     `(requested_action IS NOT NULL AND workflow_status = 'pending' AND NOT ${claimSql.live(now)} AND attempts >= ${maxAttempts})`,
 }
 
-export function isLiveClaim(claimId: unknown, leaseExpiresAtMs: number | null, now: number): boolean {
+export function isLiveClaim(
+  claimId: unknown,
+  leaseExpiresAtMs: number | null,
+  now: number,
+): boolean {
   return claimId !== null && leaseExpiresAtMs !== null && leaseExpiresAtMs > now
 }
 

@@ -3,7 +3,13 @@ import { claimantOf, requireScope, type Caller } from './caller'
 import { claimSql, leaseEnd } from './claims'
 import type { Deps } from './deps'
 import {
-  ITEM_COLUMNS, toItemRecord, type ClaimStatusFilter, type Item, type ItemType, type RequestedAction, type WorkflowStatus,
+  ITEM_COLUMNS,
+  toItemRecord,
+  type ClaimStatusFilter,
+  type Item,
+  type ItemType,
+  type RequestedAction,
+  type WorkflowStatus,
 } from './item'
 import { decodeCursor, toPage, type Page } from './page'
 import { LIMITS, filterTags, pageLimit, text, wholeNumber } from './rules'
@@ -32,8 +38,12 @@ function workWhere(filter: WorkFilter, p: Record<string, string | number | null>
   const where = ['user_id = :uid', 'requested_action IS NOT NULL']
   if (filter.requestedAction) where.push('requested_action = :ra'), (p.ra = filter.requestedAction)
   if (filter.type) where.push('type = :type'), (p.type = filter.type)
-  if (filter.destinationKind !== undefined) where.push('destination_kind = :dk'), (p.dk = text('destinationKind', filter.destinationKind, LIMITS.destination))
-  if (filter.destinationName !== undefined) where.push('destination_name = :dn'), (p.dn = text('destinationName', filter.destinationName, LIMITS.destination))
+  if (filter.destinationKind !== undefined)
+    where.push('destination_kind = :dk'),
+      (p.dk = text('destinationKind', filter.destinationKind, LIMITS.destination))
+  if (filter.destinationName !== undefined)
+    where.push('destination_name = :dn'),
+      (p.dn = text('destinationName', filter.destinationName, LIMITS.destination))
   filterTags(filter.tags).forEach((tag, i) => {
     where.push(`EXISTS (SELECT 1 FROM item_tags t WHERE t.item_id = items.id AND t.tag = :tag${i})`)
     p[`tag${i}`] = tag
@@ -46,13 +56,23 @@ function workWhere(filter: WorkFilter, p: Record<string, string | number | null>
  * caller sees it. The partial index `items_inbox` (user, workflow status, created_at, id) serves
  * the common agent query — pending, available, oldest first — without a scan or a sort.
  */
-export async function listInbox(deps: Deps, caller: Caller, filter: InboxFilter): Promise<Page<Item>> {
+export async function listInbox(
+  deps: Deps,
+  caller: Caller,
+  filter: InboxFilter,
+): Promise<Page<Item>> {
   requireScope(caller, 'read_items')
   const limit = pageLimit(filter.limit)
   const cursor = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor)
   const now = deps.clock.now()
   const me = claimantOf(caller)
-  const p: Record<string, string | number | null> = { uid: caller.userId, now, ck: me.kind, cid: me.id, max: deps.limits.maxClaimAttempts }
+  const p: Record<string, string | number | null> = {
+    uid: caller.userId,
+    now,
+    ck: me.kind,
+    cid: me.id,
+    max: deps.limits.maxClaimAttempts,
+  }
   const where = workWhere(filter, p)
   if (filter.workflowStatus) where.push('workflow_status = :ws'), (p.ws = filter.workflowStatus)
   const claimStatus = filter.claimStatus ?? 'all'
@@ -61,11 +81,18 @@ export async function listInbox(deps: Deps, caller: Caller, filter: InboxFilter)
   else if (claimStatus === 'claimed') where.push(claimSql.heldByOther(':now', ':ck', ':cid'))
   else if (claimStatus === 'claimable') where.push(claimSql.claimable(':now', ':max'))
   else if (claimStatus === 'stuck') where.push(claimSql.stuck(':now', ':max'))
-  if (cursor) where.push('(created_at, id) > (:cat, :cid2)'), (p.cat = cursor.createdAt), (p.cid2 = cursor.id)
+  if (cursor)
+    where.push('(created_at, id) > (:cat, :cid2)'), (p.cat = cursor.createdAt), (p.cid2 = cursor.id)
   p.limit = limit + 1
 
-  const rows = await deps.db.$rows(`SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT :limit`, p)
-  return toPage(rows.map((row) => toItemRecord(row, caller, now)), limit)
+  const rows = await deps.db.$rows(
+    `SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT :limit`,
+    p,
+  )
+  return toPage(
+    rows.map((row) => toItemRecord(row, caller, now)),
+    limit,
+  )
 }
 
 export interface ClaimNextInput extends WorkFilter {
@@ -81,40 +108,51 @@ export interface Lease {
 
 /** The caller's lease on an item it just claimed. */
 export function leaseOf(item: Item): Lease {
-  if (item.leaseId === null || item.leaseExpiresAt === null) throw new Error(`item ${item.id} is not held by the caller`)
+  if (item.leaseId === null || item.leaseExpiresAt === null)
+    throw new Error(`item ${item.id} is not held by the caller`)
   return { id: item.leaseId, expiresAt: item.leaseExpiresAt, attempt: item.attempts }
 }
 
 export type ClaimNextResult = { item: Item; lease: Lease } | { item: null; lease: null }
 
 /** One attempt: a single statement picks the oldest claimable item and claims it. */
-async function claimOnce(deps: Deps, caller: Caller, filter: WorkFilter, leaseSeconds: number): Promise<ClaimNextResult> {
+async function claimOnce(
+  deps: Deps,
+  caller: Caller,
+  filter: WorkFilter,
+  leaseSeconds: number,
+): Promise<ClaimNextResult> {
   const now = deps.clock.now()
   const me = claimantOf(caller)
   const p: Record<string, string | number | null> = {
-    uid: caller.userId, now, ck: me.kind, cid: me.id, cname: me.name, max: deps.limits.maxClaimAttempts,
-    lease: leaseEnd(caller, now, leaseSeconds), lid: newLeaseId(), note: `lease ${leaseSeconds}s`,
+    uid: caller.userId,
+    now,
+    ck: me.kind,
+    cid: me.id,
+    cname: me.name,
+    max: deps.limits.maxClaimAttempts,
+    lease: leaseEnd(caller, now, leaseSeconds),
+    lid: newLeaseId(),
+    note: `lease ${leaseSeconds}s`,
   }
   const where = workWhere(filter, p)
   where.push(claimSql.claimable(':now', ':max'))
   // The database serialises writers, so the pick and the claim are one step: two callers can
   // never receive the same item, and contention just means the next one down the queue.
   const pick = `SELECT id FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT 1`
-  const [, updated] = await deps.db.$batch(
-    [
-      {
-        sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
+  const [, updated] = await deps.db.$batch([
+    {
+      sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
               SELECT id, user_id, :now, :ck, :cid, :cname, 'claim', 'available', 'claimed', :note FROM items WHERE id = (${pick})`,
-        args: p,
-      },
-      {
-        sql: `UPDATE items SET claim_kind = :ck, claim_id = :cid, claim_name = :cname, lease_expires_at = :lease, lease_id = :lid,
+      args: p,
+    },
+    {
+      sql: `UPDATE items SET claim_kind = :ck, claim_id = :cid, claim_name = :cname, lease_expires_at = :lease, lease_id = :lid,
                 attempts = attempts + 1, available_at = NULL, updated_at = :now
               WHERE id = (${pick}) RETURNING ${ITEM_COLUMNS}`,
-        args: p,
-      },
-    ],
-  )
+      args: p,
+    },
+  ])
   const row = updated?.rows[0]
   if (!row) return { item: null, lease: null }
   const item = toItemRecord(row, caller, now).item
@@ -143,14 +181,28 @@ const registries = new WeakMap<Deps, ClaimWaiters>()
  * lease or delay that runs out. A waiting request holds a timer and a place in a queue, nothing
  * else. `signal` ends the wait early (the client went away).
  */
-export async function claimNext(deps: Deps, caller: Caller, input: ClaimNextInput, signal?: AbortSignal): Promise<ClaimNextResult> {
+export async function claimNext(
+  deps: Deps,
+  caller: Caller,
+  input: ClaimNextInput,
+  signal?: AbortSignal,
+): Promise<ClaimNextResult> {
   requireScope(caller, 'read_items')
   requireScope(caller, 'update_workflow_status')
-  const leaseSeconds = wholeNumber('leaseSeconds', input.leaseSeconds, 1, LIMITS.leaseSeconds, LIMITS.defaultLeaseSeconds)
+  const leaseSeconds = wholeNumber(
+    'leaseSeconds',
+    input.leaseSeconds,
+    1,
+    LIMITS.leaseSeconds,
+    LIMITS.defaultLeaseSeconds,
+  )
   const waitSeconds = wholeNumber('waitSeconds', input.waitSeconds, 0, LIMITS.waitSeconds, 0)
   const filter: WorkFilter = {
-    requestedAction: input.requestedAction, type: input.type, destinationKind: input.destinationKind,
-    destinationName: input.destinationName, tags: filterTags(input.tags),
+    requestedAction: input.requestedAction,
+    type: input.type,
+    destinationKind: input.destinationKind,
+    destinationName: input.destinationName,
+    tags: filterTags(input.tags),
   }
   if (waitSeconds === 0) return claimOnce(deps, caller, filter, leaseSeconds)
 
@@ -158,14 +210,23 @@ export async function claimNext(deps: Deps, caller: Caller, input: ClaimNextInpu
   if (!waiters) registries.set(deps, (waiters = new ClaimWaiters(deps.changes)))
   const me = claimantOf(caller)
   const callerKey = `${me.kind}:${me.id}`
-  if (waiters.size >= deps.limits.maxWaiters || waiters.waitingFor(callerKey) >= deps.limits.maxWaitersPerCaller) {
-    throw new AppError('rate_limited', 'Too many claim-next requests are waiting; try again shortly.', { retry_after_seconds: 1 })
+  if (
+    waiters.size >= deps.limits.maxWaiters ||
+    waiters.waitingFor(callerKey) >= deps.limits.maxWaitersPerCaller
+  ) {
+    throw new AppError(
+      'rate_limited',
+      'Too many claim-next requests are waiting; try again shortly.',
+      { retry_after_seconds: 1 },
+    )
   }
   const filterKey = JSON.stringify(filter)
   const deadline = Date.now() + waitSeconds * 1000
   let wake: () => void = () => {}
   let woken = false
-  const leave = waiters.add(caller.userId, callerKey, filterKey, { wake: () => ((woken = true), wake()) })
+  const leave = waiters.add(caller.userId, callerKey, filterKey, {
+    wake: () => ((woken = true), wake()),
+  })
   const onAbort = () => wake()
   signal?.addEventListener('abort', onAbort)
   try {

@@ -53,17 +53,41 @@ export interface ItemWithImage extends Item {
 
 /** The columns every item query selects, in the order `toItemRecord` reads them. */
 const ITEM_COLUMN_NAMES = [
-  'id', 'type', 'status', 'workflow_status', 'title', 'summary', 'action_note', 'resolution_note', 'tags', 'requested_action',
-  'destination_kind', 'destination_name', 'claim_kind', 'claim_id', 'claim_name', 'lease_expires_at', 'lease_id', 'attempts',
-  'available_at', 'image_key', 'image_type', 'created_at', 'updated_at',
+  'id',
+  'type',
+  'status',
+  'workflow_status',
+  'title',
+  'summary',
+  'action_note',
+  'resolution_note',
+  'tags',
+  'requested_action',
+  'destination_kind',
+  'destination_name',
+  'claim_kind',
+  'claim_id',
+  'claim_name',
+  'lease_expires_at',
+  'lease_id',
+  'attempts',
+  'available_at',
+  'image_key',
+  'image_type',
+  'created_at',
+  'updated_at',
 ] as const
 export const ITEM_COLUMNS = ITEM_COLUMN_NAMES.join(', ')
 
 /** Qualifies ITEM_COLUMNS for queries that join (`i.id, i.type, …`). */
-export const ITEM_COLUMNS_AS = (alias: string) => ITEM_COLUMN_NAMES.map((c) => `${alias}.${c}`).join(', ')
+export const ITEM_COLUMNS_AS = (alias: string) =>
+  ITEM_COLUMN_NAMES.map((c) => `${alias}.${c}`).join(', ')
 
 /** Column positions: item rows are read as arrays, the cheapest shape to build. */
-const C = Object.fromEntries(ITEM_COLUMN_NAMES.map((name, i) => [name, i])) as Record<(typeof ITEM_COLUMN_NAMES)[number], number>
+const C = Object.fromEntries(ITEM_COLUMN_NAMES.map((name, i) => [name, i])) as Record<
+  (typeof ITEM_COLUMN_NAMES)[number],
+  number
+>
 
 /** An item with what only the domain sees: where its image is stored. */
 export interface ItemRecord {
@@ -98,7 +122,13 @@ export function toItemRecord(row: RawRow, caller: Caller, now: number): ItemReco
       destinationKind: str(r[C.destination_kind]),
       destinationName: str(r[C.destination_name]),
       claimStatus: !live ? 'available' : mine ? 'mine' : 'claimed',
-      claimedBy: live ? { kind: r[C.claim_kind] as Claimant['kind'], id: String(claimId), name: str(r[C.claim_name]) } : null,
+      claimedBy: live
+        ? {
+            kind: r[C.claim_kind] as Claimant['kind'],
+            id: String(claimId),
+            name: str(r[C.claim_name]),
+          }
+        : null,
       leaseExpiresAt: live ? leaseMs : null,
       leaseId: mine ? str(r[C.lease_id]) : null,
       attempts: Number(r[C.attempts] ?? 0),
@@ -106,6 +136,8 @@ export function toItemRecord(row: RawRow, caller: Caller, now: number): ItemReco
       createdAt: Number(r[C.created_at]),
       updatedAt: Number(r[C.updated_at]),
     },
-    image: imageKey ? { key: imageKey, type: str(r[C.image_type]) ?? 'application/octet-stream' } : null,
+    image: imageKey
+      ? { key: imageKey, type: str(r[C.image_type]) ?? 'application/octet-stream' }
+      : null,
   }
 }

@@ -5,8 +5,16 @@ import { requireScope, requireSession, type Caller } from './caller'
 import type { Deps } from './deps'
 import { newId } from './ids'
 import {
-  ITEM_COLUMNS, ITEM_COLUMNS_AS, toItemRecord, type ExtractionStatus, type Item, type ItemRecord, type ItemType,
-  type ItemWithImage, type RequestedAction, type WorkflowStatus,
+  ITEM_COLUMNS,
+  ITEM_COLUMNS_AS,
+  toItemRecord,
+  type ExtractionStatus,
+  type Item,
+  type ItemRecord,
+  type ItemType,
+  type ItemWithImage,
+  type RequestedAction,
+  type WorkflowStatus,
 } from './item'
 import { decodeCursor, toPage, type Page } from './page'
 import { LIMITS, filterTags, normalizeTags, pageLimit, text } from './rules'
@@ -40,7 +48,11 @@ export interface NewItem {
  * every page costs what the first costs. With tag filters the first tag's index drives the scan
  * in the same order and the other tags are checked by primary-key lookups.
  */
-export async function listItems(deps: Deps, caller: Caller, filter: ItemFilter): Promise<Page<Item>> {
+export async function listItems(
+  deps: Deps,
+  caller: Caller,
+  filter: ItemFilter,
+): Promise<Page<Item>> {
   requireScope(caller, 'read_items')
   const limit = pageLimit(filter.limit)
   const tags = filterTags(filter.tags)
@@ -58,9 +70,11 @@ export async function listItems(deps: Deps, caller: Caller, filter: ItemFilter):
     sql = `SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`
   } else {
     const where = ['t.user_id = ?', 't.tag = ?']
-    args.push(caller.userId, tags[0]!)
-    if (cursor) where.push('(t.created_at, t.item_id) < (?, ?)'), args.push(cursor.createdAt, cursor.id)
-    for (const tag of tags.slice(1)) {
+    const [first, ...others] = tags as [string, ...string[]]
+    args.push(caller.userId, first)
+    if (cursor)
+      where.push('(t.created_at, t.item_id) < (?, ?)'), args.push(cursor.createdAt, cursor.id)
+    for (const tag of others) {
       where.push('EXISTS (SELECT 1 FROM item_tags t2 WHERE t2.item_id = t.item_id AND t2.tag = ?)')
       args.push(tag)
     }
@@ -71,20 +85,33 @@ export async function listItems(deps: Deps, caller: Caller, filter: ItemFilter):
   }
   args.push(limit + 1)
   const rows = await deps.db.$rows(sql, args)
-  return toPage(rows.map((row) => toItemRecord(row, caller, now)), limit)
+  return toPage(
+    rows.map((row) => toItemRecord(row, caller, now)),
+    limit,
+  )
 }
 
 /** Reads one of the caller's items; another user's id answers exactly like an unknown one. */
-export async function findItemRecord(deps: Deps, caller: Caller, id: string, now = deps.clock.now()): Promise<ItemRecord> {
+export async function findItemRecord(
+  deps: Deps,
+  caller: Caller,
+  id: string,
+  now = deps.clock.now(),
+): Promise<ItemRecord> {
   if (id.length > 100) throw notFound()
-  const [row] = await deps.db.$rows(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND user_id = ?`, [id, caller.userId])
+  const [row] = await deps.db.$rows(
+    `SELECT ${ITEM_COLUMNS} FROM items WHERE id = ? AND user_id = ?`,
+    [id, caller.userId],
+  )
   if (!row) throw notFound()
   return toItemRecord(row, caller, now)
 }
 
 const withImage = (deps: Deps, record: ItemRecord, now: number): ItemWithImage => ({
   ...record.item,
-  sourceImageUrl: record.image ? deps.images.signedUrl(record.image.key, record.image.type, now) : null,
+  sourceImageUrl: record.image
+    ? deps.images.signedUrl(record.image.key, record.image.type, now)
+    : null,
 })
 
 /** One item with its signed image URL (null without an image). */
@@ -95,7 +122,11 @@ export async function getItem(deps: Deps, caller: Caller, id: string): Promise<I
 }
 
 /** Signed image links for several of the caller's items in one query (null without an image). */
-export async function imageLinks(deps: Deps, caller: Caller, ids: readonly string[]): Promise<Map<string, string | null>> {
+export async function imageLinks(
+  deps: Deps,
+  caller: Caller,
+  ids: readonly string[],
+): Promise<Map<string, string | null>> {
   requireScope(caller, 'read_items')
   const links = new Map<string, string | null>(ids.map((id) => [id, null]))
   if (ids.length === 0) return links
@@ -104,12 +135,17 @@ export async function imageLinks(deps: Deps, caller: Caller, ids: readonly strin
     `SELECT id, image_key, image_type FROM items WHERE user_id = ? AND image_key IS NOT NULL AND id IN (${ids.map(() => '?').join(', ')})`,
     [caller.userId, ...ids],
   )
-  for (const r of rows) links.set(String(r.id), deps.images.signedUrl(String(r.image_key), String(r.image_type), now))
+  for (const r of rows)
+    links.set(String(r.id), deps.images.signedUrl(String(r.image_key), String(r.image_type), now))
   return links
 }
 
 /** Saves a new item for the signed-in user (session only), with an optional image. */
-export async function createItem(deps: Deps, caller: Caller, input: NewItem): Promise<ItemWithImage> {
+export async function createItem(
+  deps: Deps,
+  caller: Caller,
+  input: NewItem,
+): Promise<ItemWithImage> {
   requireSession(caller)
   const now = deps.clock.now()
   const title = text('title', input.title, LIMITS.title)
@@ -117,7 +153,8 @@ export async function createItem(deps: Deps, caller: Caller, input: NewItem): Pr
   const actionNote = text('actionNote', input.actionNote, LIMITS.note)
   const hasContent = title !== null || summary !== null || actionNote !== null
   // Content given means extraction already happened; an image alone waits for extraction.
-  const status: ExtractionStatus = input.status ?? (hasContent || !input.image ? 'extracted' : 'queued')
+  const status: ExtractionStatus =
+    input.status ?? (hasContent || !input.image ? 'extracted' : 'queued')
   const tags = normalizeTags('tags', input.tags)
   const destinationKind = text('destinationKind', input.destinationKind, LIMITS.destination)
   const destinationName = text('destinationName', input.destinationName, LIMITS.destination)
@@ -127,10 +164,13 @@ export async function createItem(deps: Deps, caller: Caller, input: NewItem): Pr
   if (input.image) {
     const max = deps.limits.uploadBytes
     if (input.image.byteLength > max) {
-      throw new AppError('payload_too_large', `The image must be at most ${max} bytes.`, { max_bytes: max })
+      throw new AppError('payload_too_large', `The image must be at most ${max} bytes.`, {
+        max_bytes: max,
+      })
     }
     const type = sniffImageType(input.image)
-    if (!type) throw new AppError('unsupported_media_type', 'The image must be PNG, JPEG, WebP or GIF.')
+    if (!type)
+      throw new AppError('unsupported_media_type', 'The image must be PNG, JPEG, WebP or GIF.')
     image = { key: `${id}.${type.split('/')[1]}`, type }
     // Written before the row: a crash between the two leaves an orphan file, never a row whose image is missing.
     await deps.images.put(image.key, input.image, type)
@@ -139,13 +179,21 @@ export async function createItem(deps: Deps, caller: Caller, input: NewItem): Pr
   const tagsJson = JSON.stringify(tags)
   const bytes = input.image?.byteLength ?? 0
   const p = {
-    id, uid: caller.userId, now, bytes, maxItems: deps.limits.maxItemsPerUser, maxBytes: deps.limits.maxImageBytesPerUser,
+    id,
+    uid: caller.userId,
+    now,
+    bytes,
+    maxItems: deps.limits.maxItemsPerUser,
+    maxBytes: deps.limits.maxImageBytesPerUser,
   }
   // The quota is one conditional UPDATE of the user's counters in the same transaction as the
   // item: two creations at once cannot both take the last place or the last bytes.
   const passed = 'EXISTS (SELECT 1 FROM users WHERE id = :uid AND quota_mark = :id)'
   const results = await deps.db.$batch([
-    { sql: 'INSERT INTO users (id, created_at) VALUES (:uid, :now) ON CONFLICT DO NOTHING', args: p },
+    {
+      sql: 'INSERT INTO users (id, created_at) VALUES (:uid, :now) ON CONFLICT DO NOTHING',
+      args: p,
+    },
     {
       sql: `UPDATE users SET item_count = item_count + 1, image_bytes = image_bytes + :bytes, quota_mark = :id
             WHERE id = :uid AND item_count < :maxItems AND image_bytes + :bytes <= :maxBytes`,
@@ -157,9 +205,20 @@ export async function createItem(deps: Deps, caller: Caller, input: NewItem): Pr
             SELECT :id, :uid, :type, :status, :ws, :title, :summary, :note, :tags, :ra, :dk, :dn, :key, :itype, :ibytes, :now, :now
             WHERE ${passed}`,
       args: {
-        ...p, type: input.type, status, ws: input.workflowStatus ?? 'pending', title, summary, note: actionNote, tags: tagsJson,
-        ra: input.requestedAction ?? null, dk: destinationKind, dn: destinationName, key: image?.key ?? null,
-        itype: image?.type ?? null, ibytes: image ? bytes : null,
+        ...p,
+        type: input.type,
+        status,
+        ws: input.workflowStatus ?? 'pending',
+        title,
+        summary,
+        note: actionNote,
+        tags: tagsJson,
+        ra: input.requestedAction ?? null,
+        dk: destinationKind,
+        dn: destinationName,
+        key: image?.key ?? null,
+        itype: image?.type ?? null,
+        ibytes: image ? bytes : null,
       },
     },
     {
@@ -175,10 +234,14 @@ export async function createItem(deps: Deps, caller: Caller, input: NewItem): Pr
   ])
   if (!results[1]?.rowsAffected) {
     if (image) await deps.images.delete(image.key).catch(() => {})
-    throw new AppError('quota_exceeded', 'This account has reached its quota of items or of image bytes.', {
-      max_items: p.maxItems,
-      max_image_bytes: p.maxBytes,
-    })
+    throw new AppError(
+      'quota_exceeded',
+      'This account has reached its quota of items or of image bytes.',
+      {
+        max_items: p.maxItems,
+        max_image_bytes: p.maxBytes,
+      },
+    )
   }
   deps.changes.poke()
   return withImage(deps, await findItemRecord(deps, caller, id, now), now)
@@ -191,7 +254,13 @@ export async function createItem(deps: Deps, caller: Caller, input: NewItem): Pr
 export function visibleItem(caller: Caller, item: Item): Item {
   if (caller.kind === 'user' || caller.scopes.includes('read_items')) return item
   return {
-    ...item, title: null, summary: null, actionNote: null, resolutionNote: null, tags: [], destinationKind: null,
+    ...item,
+    title: null,
+    summary: null,
+    actionNote: null,
+    resolutionNote: null,
+    tags: [],
+    destinationKind: null,
     destinationName: null,
   }
 }
@@ -206,26 +275,27 @@ export async function deleteItem(deps: Deps, caller: Caller, id: string): Promis
   const now = deps.clock.now()
   const mine = 'id = :id AND user_id = :uid'
   const p = { id, uid: caller.userId, now }
-  const results = await deps.db.$batch(
-    [
-      // The quota counters give back the item and its image's bytes.
-      {
-        sql: `UPDATE users SET item_count = max(item_count - 1, 0),
+  const results = await deps.db.$batch([
+    // The quota counters give back the item and its image's bytes.
+    {
+      sql: `UPDATE users SET item_count = max(item_count - 1, 0),
                 image_bytes = max(image_bytes - (SELECT coalesce(image_bytes, 0) FROM items WHERE ${mine}), 0)
               WHERE id = :uid AND EXISTS (SELECT 1 FROM items WHERE ${mine})`,
-        args: p,
-      },
-      // Only while the item exists: a repeated delete must not erase the `deleted` record.
-      { sql: `DELETE FROM item_events WHERE item_id = :id AND user_id = :uid AND EXISTS (SELECT 1 FROM items WHERE ${mine})`, args: p },
-      {
-        sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
+      args: p,
+    },
+    // Only while the item exists: a repeated delete must not erase the `deleted` record.
+    {
+      sql: `DELETE FROM item_events WHERE item_id = :id AND user_id = :uid AND EXISTS (SELECT 1 FROM items WHERE ${mine})`,
+      args: p,
+    },
+    {
+      sql: `INSERT INTO item_events (item_id, user_id, at, actor_kind, actor_id, actor_name, action, "from", "to", note)
               SELECT id, user_id, :now, 'user', user_id, NULL, 'deleted', NULL, requested_action, NULL FROM items WHERE ${mine}`,
-        args: p,
-      },
-      { sql: 'DELETE FROM item_tags WHERE item_id = :id AND user_id = :uid', args: p },
-      { sql: `DELETE FROM items WHERE ${mine} RETURNING image_key`, args: p },
-    ],
-  )
+      args: p,
+    },
+    { sql: 'DELETE FROM item_tags WHERE item_id = :id AND user_id = :uid', args: p },
+    { sql: `DELETE FROM items WHERE ${mine} RETURNING image_key`, args: p },
+  ])
   const deleted = results[4]?.rows[0]
   if (!deleted) throw notFound()
   // After the commit: a crash in between leaves an orphan file, never a row whose image is gone.

@@ -6,10 +6,22 @@ import { isIP } from 'node:net'
 // name resolves to, when an endpoint is registered and again before each delivery.
 
 const V4_BLOCKED: [number, number][] = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-].map(([net, bits]) => [v4(net as string)!, bits as number])
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+].map(([net, bits]) => [v4(net as string) ?? Number.NaN, bits as number])
 
 function v4(address: string): number | null {
   const parts = address.split('.')
@@ -17,16 +29,17 @@ function v4(address: string): number | null {
   return parts.reduce((n, p) => n * 256 + Number(p), 0)
 }
 
-const inV4 = (n: number, net: number, bits: number) => Math.floor(n / 2 ** (32 - bits)) === Math.floor(net / 2 ** (32 - bits))
+const inV4 = (n: number, net: number, bits: number) =>
+  Math.floor(n / 2 ** (32 - bits)) === Math.floor(net / 2 ** (32 - bits))
 
 /** IPv6 text → 8 groups, with an embedded dotted IPv4 tail expanded. */
 function v6Groups(address: string): number[] | null {
-  let text = address.split('%')[0]!.toLowerCase()
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
+  let text = (address.split('%')[0] ?? '').toLowerCase()
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)?.[1]
   if (dotted) {
-    const n = v4(dotted[1]!)
+    const n = v4(dotted)
     if (n === null) return null
-    text = text.slice(0, -dotted[1]!.length) + `${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`
+    text = `${text.slice(0, -dotted.length)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`
   }
   const [head, tail, extra] = text.split('::')
   if (extra !== undefined) return null
@@ -47,17 +60,21 @@ export function isPublicAddress(address: string): boolean {
     return n !== null && !V4_BLOCKED.some(([net, bits]) => inV4(n, net, bits))
   }
   if (kind !== 6) return false
-  const g = v6Groups(address)
-  if (!g) return false
+  const groups = v6Groups(address)
+  if (!groups) return false
+  // Eight groups, as v6Groups guarantees.
+  const [g0 = 0, g1 = 0, g2 = 0, , , g5 = 0, g6 = 0, g7 = 0] = groups
+  const g = groups
   const embedded = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
   if (g.slice(0, 6).every((x) => x === 0)) return false // :: and ::1, and IPv4-compatible
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return isPublicAddress(embedded(g[6]!, g[7]!)) // IPv4-mapped
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return isPublicAddress(embedded(g[6]!, g[7]!)) // NAT64
-  if ((g[0]! & 0xfe00) === 0xfc00) return false // unique local
-  if ((g[0]! & 0xffc0) === 0xfe80 || (g[0]! & 0xffc0) === 0xfec0) return false // link-local, site-local
-  if ((g[0]! & 0xff00) === 0xff00) return false // multicast
-  if (g[0] === 0x2001 && g[1] === 0x0db8) return false // documentation
-  if (g[0] === 0x2002) return isPublicAddress(embedded(g[1]!, g[2]!)) // 6to4
+  if (g.slice(0, 5).every((x) => x === 0) && g5 === 0xffff) return isPublicAddress(embedded(g6, g7)) // IPv4-mapped
+  if (g0 === 0x64 && g1 === 0xff9b && g.slice(2, 6).every((x) => x === 0))
+    return isPublicAddress(embedded(g6, g7)) // NAT64
+  if ((g0 & 0xfe00) === 0xfc00) return false // unique local
+  if ((g0 & 0xffc0) === 0xfe80 || (g0 & 0xffc0) === 0xfec0) return false // link-local, site-local
+  if ((g0 & 0xff00) === 0xff00) return false // multicast
+  if (g0 === 0x2001 && g1 === 0x0db8) return false // documentation
+  if (g0 === 0x2002) return isPublicAddress(embedded(g1, g2)) // 6to4
   return true
 }
 
@@ -68,7 +85,8 @@ export type GuardResult = { ok: true; addresses: string[] } | { ok: false; reaso
  * or resolves to any address outside the public internet, is refused.
  */
 export async function checkDestination(url: URL, allowPrivate: boolean): Promise<GuardResult> {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: 'must use http or https' }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { ok: false, reason: 'must use http or https' }
   const host = url.hostname.replace(/^\[|\]$/g, '')
   if (allowPrivate) return { ok: true, addresses: [host] }
   let addresses: string[]
@@ -82,7 +100,11 @@ export async function checkDestination(url: URL, allowPrivate: boolean): Promise
     if (addresses.length === 0) return { ok: false, reason: 'does not resolve' }
   }
   const blocked = addresses.find((a) => !isPublicAddress(a))
-  if (blocked) return { ok: false, reason: `reaches a loopback, private, link-local or multicast address (${blocked})` }
+  if (blocked)
+    return {
+      ok: false,
+      reason: `reaches a loopback, private, link-local or multicast address (${blocked})`,
+    }
   return { ok: true, addresses }
 }
 
@@ -92,9 +114,16 @@ export async function checkDestination(url: URL, allowPrivate: boolean): Promise
  * with the address as host, the original `Host` header, and for https the original name for
  * SNI and the certificate check.
  */
-export function pinnedTarget(url: URL, address: string): { target: URL; host: string; serverName?: string } {
+export function pinnedTarget(
+  url: URL,
+  address: string,
+): { target: URL; host: string; serverName?: string } {
   const target = new URL(url)
   if (isIP(url.hostname.replace(/^\[|\]$/g, ''))) return { target, host: url.host }
   target.hostname = isIP(address) === 6 ? `[${address}]` : address
-  return { target, host: url.host, ...(url.protocol === 'https:' ? { serverName: url.hostname } : {}) }
+  return {
+    target,
+    host: url.host,
+    ...(url.protocol === 'https:' ? { serverName: url.hostname } : {}),
+  }
 }

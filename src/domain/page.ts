@@ -40,5 +40,9 @@ export function toPage(records: ItemRecord[], limit: number): Page<ItemRecord['i
     if (!item) throw new RangeError(`no item ${i} on this page`)
     return encodeCursor({ createdAt: item.createdAt, id: item.id })
   }
-  return { items, nextCursor: more && items.length > 0 ? cursorAt(items.length - 1) : null, cursorAt }
+  return {
+    items,
+    nextCursor: more && items.length > 0 ? cursorAt(items.length - 1) : null,
+    cursorAt,
+  }
 }

@@ -31,14 +31,19 @@ export function text(field: string, value: string | null | undefined, max: numbe
 }
 
 /** Tags are trimmed, empty and duplicate tags dropped, order kept; too many or too long is a 400. */
-export function normalizeTags(field: string, value: readonly string[] | null | undefined): string[] {
+export function normalizeTags(
+  field: string,
+  value: readonly string[] | null | undefined,
+): string[] {
   if (value === undefined || value === null) return []
   const seen = new Set<string>()
   for (const raw of value) {
     const tag = raw.trim()
     if (tag === '') continue
-    if (tag.length > LIMITS.tagLength) throw invalidField(field, `must hold tags of at most ${LIMITS.tagLength} characters`)
-    if (/[\u0000-\u001f,]/.test(tag)) throw invalidField(field, 'cannot hold commas or control characters')
+    if (tag.length > LIMITS.tagLength)
+      throw invalidField(field, `must hold tags of at most ${LIMITS.tagLength} characters`)
+    if (/[\u0000-\u001f,]/.test(tag))
+      throw invalidField(field, 'cannot hold commas or control characters')
     seen.add(tag)
   }
   if (seen.size > LIMITS.tags) throw invalidField(field, `must hold at most ${LIMITS.tags} tags`)
@@ -48,13 +53,22 @@ export function normalizeTags(field: string, value: readonly string[] | null | u
 /** Filter tags (all must match): trimmed, de-duplicated, bounded. */
 export function filterTags(value: readonly string[] | undefined): string[] {
   const unique = [...new Set((value ?? []).map((t) => t.trim()).filter(Boolean))]
-  if (unique.length > LIMITS.tags) throw invalidField('tags', `must hold at most ${LIMITS.tags} tags`)
-  for (const t of unique) if (t.length > LIMITS.tagLength) throw invalidField('tags', `must hold tags of at most ${LIMITS.tagLength} characters`)
+  if (unique.length > LIMITS.tags)
+    throw invalidField('tags', `must hold at most ${LIMITS.tags} tags`)
+  for (const t of unique)
+    if (t.length > LIMITS.tagLength)
+      throw invalidField('tags', `must hold tags of at most ${LIMITS.tagLength} characters`)
   return unique
 }
 
 /** A whole number within a range, or the default when absent. */
-export function wholeNumber(field: string, value: number | undefined, min: number, max: number, fallback: number): number {
+export function wholeNumber(
+  field: string,
+  value: number | undefined,
+  min: number,
+  max: number,
+  fallback: number,
+): number {
   if (value === undefined) return fallback
   if (!Number.isInteger(value) || value < min || value > max) {
     throw invalidField(field, `must be a whole number from ${min} to ${max}`, { min, max })
@@ -62,5 +76,8 @@ export function wholeNumber(field: string, value: number | undefined, min: numbe
   return value
 }
 
-export const pageLimit = (value: number | undefined, max: number = LIMITS.listLimit, fallback: number = LIMITS.defaultListLimit) =>
-  wholeNumber('limit', value, 1, max, fallback)
+export const pageLimit = (
+  value: number | undefined,
+  max: number = LIMITS.listLimit,
+  fallback: number = LIMITS.defaultListLimit,
+) => wholeNumber('limit', value, 1, max, fallback)

@@ -34,6 +34,9 @@ const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
 /** 400 for a token name holding any of them; REST and GraphQL call it before the domain. */
 export function refuseUnsafeTokenName(name: unknown): void {
   if (typeof name === 'string' && UNSAFE_TEXT.test(name)) {
-    throw invalid('name may not contain control characters, escape sequences or bidirectional overrides.', { field: 'name' })
+    throw invalid(
+      'name may not contain control characters, escape sequences or bidirectional overrides.',
+      { field: 'name' },
+    )
   }
 }

@@ -73,14 +73,16 @@ const toWebhook = (r: Record<string, unknown>): Webhook => ({
 
 /** A URL a webhook may be registered with: http(s), no credentials, and (unless allowed) a public address. */
 async function checkUrl(deps: Deps, raw: string): Promise<string> {
-  if (raw.length > WEBHOOK_LIMITS.urlLength) throw invalidField('url', `must be at most ${WEBHOOK_LIMITS.urlLength} characters`)
+  if (raw.length > WEBHOOK_LIMITS.urlLength)
+    throw invalidField('url', `must be at most ${WEBHOOK_LIMITS.urlLength} characters`)
   let url: URL
   try {
     url = new URL(raw)
   } catch {
     throw invalidField('url', 'must be an absolute http or https URL')
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidField('url', 'must use http or https')
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw invalidField('url', 'must use http or https')
   if (url.username || url.password) throw invalidField('url', 'cannot hold credentials')
   const guard = await checkDestination(url, policyOf(deps).allowPrivateNetworks)
   if (!guard.ok) throw invalidField('url', guard.reason)
@@ -91,12 +93,17 @@ async function checkUrl(deps: Deps, raw: string): Promise<string> {
  * Registers an endpoint for the signed-in user (session only). It receives the changes made
  * after this moment; the signing secret is returned here once.
  */
-export async function createWebhook(deps: Deps, caller: Caller, input: NewWebhook): Promise<Webhook & { secret: string }> {
+export async function createWebhook(
+  deps: Deps,
+  caller: Caller,
+  input: NewWebhook,
+): Promise<Webhook & { secret: string }> {
   requireSession(caller)
   const url = await checkUrl(deps, input.url)
   const actions = [...new Set(input.actions ?? [])]
   const unknown = actions.find((a) => !(CHANGE_ACTIONS as readonly string[]).includes(a))
-  if (unknown !== undefined) throw invalidField('actions', `must hold only ${CHANGE_ACTIONS.join(', ')}`)
+  if (unknown !== undefined)
+    throw invalidField('actions', `must hold only ${CHANGE_ACTIONS.join(', ')}`)
   const description = text('description', input.description, WEBHOOK_LIMITS.description)
   const id = `whk_${randomBytes(16).toString('base64url')}`
   const secret = `whsec_${randomBytes(24).toString('base64')}`
@@ -107,41 +114,75 @@ export async function createWebhook(deps: Deps, caller: Caller, input: NewWebhoo
     sql: `INSERT INTO webhooks (id, user_id, url, actions, description, secret, created_at, enabled, failures, enqueued_seq)
           SELECT ?, ?, ?, ?, ?, ?, ?, 1, 0, (SELECT coalesce(max(id), 0) FROM item_events)
           WHERE (SELECT count(*) FROM webhooks WHERE user_id = ?) < ?`,
-    args: [id, caller.userId, url, JSON.stringify(actions), description, secret, now, caller.userId, WEBHOOK_LIMITS.perUser],
+    args: [
+      id,
+      caller.userId,
+      url,
+      JSON.stringify(actions),
+      description,
+      secret,
+      now,
+      caller.userId,
+      WEBHOOK_LIMITS.perUser,
+    ],
   })
   if (result.rowsAffected === 0) {
-    throw new AppError('webhook_limit_reached', `At most ${WEBHOOK_LIMITS.perUser} webhooks per user; delete one first.`, { max: WEBHOOK_LIMITS.perUser })
+    throw new AppError(
+      'webhook_limit_reached',
+      `At most ${WEBHOOK_LIMITS.perUser} webhooks per user; delete one first.`,
+      { max: WEBHOOK_LIMITS.perUser },
+    )
   }
-  return { id, url, actions: actions as ChangeAction[], description, createdAt: now, enabled: true, disabledReason: null, secret }
+  return {
+    id,
+    url,
+    actions: actions as ChangeAction[],
+    description,
+    createdAt: now,
+    enabled: true,
+    disabledReason: null,
+    secret,
+  }
 }
 
 /** The signed-in user's endpoints, oldest first (secrets are never listed). */
 export async function listWebhooks(deps: Deps, caller: Caller): Promise<Webhook[]> {
   requireSession(caller)
-  const rows = await deps.db.$query(`SELECT ${COLUMNS} FROM webhooks WHERE user_id = ? ORDER BY created_at, id`, [caller.userId])
+  const rows = await deps.db.$query(
+    `SELECT ${COLUMNS} FROM webhooks WHERE user_id = ? ORDER BY created_at, id`,
+    [caller.userId],
+  )
   return rows.map(toWebhook)
 }
 
 /** Deletes an endpoint with its outbox and attempts; nothing more is delivered to it. */
 export async function deleteWebhook(deps: Deps, caller: Caller, id: string): Promise<void> {
   requireSession(caller)
-  const results = await deps.db.$batch(
-    [
-      { sql: 'DELETE FROM webhooks WHERE id = ? AND user_id = ?', args: [id, caller.userId] },
-      { sql: 'DELETE FROM webhook_deliveries WHERE webhook_id = ? AND user_id = ?', args: [id, caller.userId] },
-      {
-        sql: 'DELETE FROM webhook_attempts WHERE webhook_id = ? AND NOT EXISTS (SELECT 1 FROM webhooks WHERE id = ?)',
-        args: [id, id],
-      },
-    ],
-  )
+  const results = await deps.db.$batch([
+    { sql: 'DELETE FROM webhooks WHERE id = ? AND user_id = ?', args: [id, caller.userId] },
+    {
+      sql: 'DELETE FROM webhook_deliveries WHERE webhook_id = ? AND user_id = ?',
+      args: [id, caller.userId],
+    },
+    {
+      sql: 'DELETE FROM webhook_attempts WHERE webhook_id = ? AND NOT EXISTS (SELECT 1 FROM webhooks WHERE id = ?)',
+      args: [id, id],
+    },
+  ])
   if (!results[0]?.rowsAffected) throw notFound('Webhook')
 }
 
 /** An endpoint's most recent delivery attempts, newest first. */
-export async function listWebhookDeliveries(deps: Deps, caller: Caller, id: string): Promise<WebhookAttempt[]> {
+export async function listWebhookDeliveries(
+  deps: Deps,
+  caller: Caller,
+  id: string,
+): Promise<WebhookAttempt[]> {
   requireSession(caller)
-  const [hook] = await deps.db.$query('SELECT id FROM webhooks WHERE id = ? AND user_id = ?', [id, caller.userId])
+  const [hook] = await deps.db.$query('SELECT id FROM webhooks WHERE id = ? AND user_id = ?', [
+    id,
+    caller.userId,
+  ])
   if (!hook) throw notFound('Webhook')
   const rows = await deps.db.$query(
     `SELECT id, seq, action, attempt, status, response_status, at, next_attempt_at FROM webhook_attempts

@@ -1,6 +1,11 @@
 import { builder } from './builder'
 import { AgentTokenScopeEnum } from './enums'
-import { createAgentToken, listAgentTokens, revokeAgentToken, type AgentToken } from '../domain/agent-tokens'
+import {
+  createAgentToken,
+  listAgentTokens,
+  revokeAgentToken,
+  type AgentToken,
+} from '../domain/agent-tokens'
 
 export const AgentTokenRef = builder.objectRef<AgentToken>('AgentToken').implement({
   fields: (t) => ({
@@ -14,12 +19,16 @@ export const AgentTokenRef = builder.objectRef<AgentToken>('AgentToken').impleme
   }),
 })
 
-const CreatedAgentTokenRef = builder.objectRef<{ agentToken: AgentToken; token: string }>('CreatedAgentToken').implement({
-  fields: (t) => ({
-    agentToken: t.field({ type: AgentTokenRef, resolve: (c) => c.agentToken }),
-    token: t.exposeString('token', { description: 'The raw secret (sat_…). Shown once; store it now.' }),
-  }),
-})
+const CreatedAgentTokenRef = builder
+  .objectRef<{ agentToken: AgentToken; token: string }>('CreatedAgentToken')
+  .implement({
+    fields: (t) => ({
+      agentToken: t.field({ type: AgentTokenRef, resolve: (c) => c.agentToken }),
+      token: t.exposeString('token', {
+        description: 'The raw secret (sat_…). Shown once; store it now.',
+      }),
+    }),
+  })
 
 const CreateAgentTokenInput = builder.inputType('CreateAgentTokenInput', {
   fields: (t) => ({

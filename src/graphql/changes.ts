@@ -17,9 +17,12 @@ export const ChangeActionEnum = builder.enumType('ChangeAction', {
 })
 
 export const ChangeRef = builder.objectRef<ChangeRecord>('Change').implement({
-  description: 'One change to one of your items. `item` is the item as it is now; null once deleted.',
+  description:
+    'One change to one of your items. `item` is the item as it is now; null once deleted.',
   fields: (t) => ({
-    seq: t.exposeString('seq', { description: 'Only grows, in the order the database applied the changes; usable as `after`.' }),
+    seq: t.exposeString('seq', {
+      description: 'Only grows, in the order the database applied the changes; usable as `after`.',
+    }),
     at: t.expose('at', { type: 'DateTime' }),
     itemId: t.exposeID('itemId'),
     action: t.field({ type: ChangeActionEnum, resolve: (c) => c.action }),
@@ -30,33 +33,47 @@ export const ChangeRef = builder.objectRef<ChangeRecord>('Change').implement({
 
 interface ChangeConnectionShape {
   edges: { cursor: string; node: ChangeRecord }[]
-  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null }
+  pageInfo: {
+    hasNextPage: boolean
+    hasPreviousPage: boolean
+    startCursor: string | null
+    endCursor: string | null
+  }
 }
 
-const ChangeEdgeRef = builder.objectRef<ChangeConnectionShape['edges'][number]>('ChangeEdge').implement({
-  fields: (t) => ({
-    cursor: t.exposeString('cursor'),
-    node: t.expose('node', { type: ChangeRef }),
-  }),
-})
+const ChangeEdgeRef = builder
+  .objectRef<ChangeConnectionShape['edges'][number]>('ChangeEdge')
+  .implement({
+    fields: (t) => ({
+      cursor: t.exposeString('cursor'),
+      node: t.expose('node', { type: ChangeRef }),
+    }),
+  })
 
 const ChangeConnectionRef = builder.objectRef<ChangeConnectionShape>('ChangeConnection').implement({
   fields: (t) => ({
     edges: t.expose('edges', { type: [ChangeEdgeRef] }),
-    pageInfo: t.expose('pageInfo', { type: PageInfoRef, description: 'endCursor is always set: pass it as `after` to resume.' }),
+    pageInfo: t.expose('pageInfo', {
+      type: PageInfoRef,
+      description: 'endCursor is always set: pass it as `after` to resume.',
+    }),
   }),
 })
 
 builder.queryFields((t) => ({
   changes: t.field({
     type: ChangeConnectionRef,
-    description: 'Every change to your items, oldest first; resume with `after: pageInfo.endCursor`.',
+    description:
+      'Every change to your items, oldest first; resume with `after: pageInfo.endCursor`.',
     args: {
       first: t.arg.int({ description: '1 to 200; default 100.' }),
       after: t.arg.string(),
     },
     resolve: async (_root, a, ctx) => {
-      const page = await listChanges(ctx.deps, ctx.caller, { after: opt(a.after), limit: opt(a.first) })
+      const page = await listChanges(ctx.deps, ctx.caller, {
+        after: opt(a.after),
+        limit: opt(a.first),
+      })
       return {
         edges: page.changes.map((node) => ({ cursor: node.seq, node })),
         pageInfo: {
@@ -81,7 +98,13 @@ builder.subscriptionFields((t) => ({
       after: t.arg.string(),
       inbox: t.arg.boolean(),
     },
-    subscribe: (_root, a, ctx) => followChanges(ctx.deps, ctx.caller, { after: opt(a.after), inbox: a.inbox ?? false }, ctx.signal),
+    subscribe: (_root, a, ctx) =>
+      followChanges(
+        ctx.deps,
+        ctx.caller,
+        { after: opt(a.after), inbox: a.inbox ?? false },
+        ctx.signal,
+      ),
     resolve: (record: ChangeRecord) => record,
   }),
 }))

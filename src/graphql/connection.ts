@@ -5,11 +5,19 @@ import type { Page } from '../domain/page'
 
 interface ItemConnectionShape {
   edges: { cursor: string; node: Item }[]
-  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null }
+  pageInfo: {
+    hasNextPage: boolean
+    hasPreviousPage: boolean
+    startCursor: string | null
+    endCursor: string | null
+  }
 }
 
 /** A domain page → a Relay connection whose cursors are the REST cursors. */
-export function toConnection(page: Page<Item>, after: string | null | undefined): ItemConnectionShape {
+export function toConnection(
+  page: Page<Item>,
+  after: string | null | undefined,
+): ItemConnectionShape {
   const edges = page.items.map((node, i) => ({ cursor: page.cursorAt(i), node }))
   return {
     edges,
@@ -22,14 +30,16 @@ export function toConnection(page: Page<Item>, after: string | null | undefined)
   }
 }
 
-export const PageInfoRef = builder.objectRef<ItemConnectionShape['pageInfo']>('PageInfo').implement({
-  fields: (t) => ({
-    hasNextPage: t.exposeBoolean('hasNextPage'),
-    hasPreviousPage: t.exposeBoolean('hasPreviousPage'),
-    startCursor: t.exposeString('startCursor', { nullable: true }),
-    endCursor: t.exposeString('endCursor', { nullable: true }),
-  }),
-})
+export const PageInfoRef = builder
+  .objectRef<ItemConnectionShape['pageInfo']>('PageInfo')
+  .implement({
+    fields: (t) => ({
+      hasNextPage: t.exposeBoolean('hasNextPage'),
+      hasPreviousPage: t.exposeBoolean('hasPreviousPage'),
+      startCursor: t.exposeString('startCursor', { nullable: true }),
+      endCursor: t.exposeString('endCursor', { nullable: true }),
+    }),
+  })
 
 const ItemEdgeRef = builder.objectRef<ItemConnectionShape['edges'][number]>('ItemEdge').implement({
   fields: (t) => ({
@@ -38,9 +48,11 @@ const ItemEdgeRef = builder.objectRef<ItemConnectionShape['edges'][number]>('Ite
   }),
 })
 
-export const ItemConnectionRef = builder.objectRef<ItemConnectionShape>('ItemConnection').implement({
-  fields: (t) => ({
-    edges: t.expose('edges', { type: [ItemEdgeRef] }),
-    pageInfo: t.expose('pageInfo', { type: PageInfoRef }),
-  }),
-})
+export const ItemConnectionRef = builder
+  .objectRef<ItemConnectionShape>('ItemConnection')
+  .implement({
+    fields: (t) => ({
+      edges: t.expose('edges', { type: [ItemEdgeRef] }),
+      pageInfo: t.expose('pageInfo', { type: PageInfoRef }),
+    }),
+  })

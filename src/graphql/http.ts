@@ -10,7 +10,14 @@ const PLAIN_JSON_ACCEPT = /^(\*\/\*|application\/json(;\s*charset=utf-8)?)$/i
 
 /** A refusal before GraphQL runs, in GraphQL's shape: `{ errors: [{ message, extensions: { code, reason } }] }`. */
 export function graphqlRefusal(error: AppError): Response {
-  const body = { errors: [{ message: error.message, extensions: { code: ERROR_CODES[error.code].graphql, reason: error.code } }] }
+  const body = {
+    errors: [
+      {
+        message: error.message,
+        extensions: { code: ERROR_CODES[error.code].graphql, reason: error.code },
+      },
+    ],
+  }
   return new Response(JSON.stringify(body), {
     status: error.status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...error.headers },
@@ -42,13 +49,19 @@ export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
     let caller: unknown
     let text: string | undefined
     try {
-      caller = await options.resolveCaller(request.headers.get('authorization'), clientAddress, request)
+      caller = await options.resolveCaller(
+        request.headers.get('authorization'),
+        clientAddress,
+        request,
+      )
       if (request.method === 'POST') {
         const type = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase()
         if (type !== 'application/json') {
           throw new AppError('unsupported_media_type', 'Send GraphQL requests as application/json.')
         }
-        text = new TextDecoder().decode(await readBody(request, options.maxBodyBytes, options.bodyTimeoutMs))
+        text = new TextDecoder().decode(
+          await readBody(request, options.maxBodyBytes, options.bodyTimeoutMs),
+        )
       }
     } catch (error) {
       if (error instanceof AppError) return graphqlRefusal(error)
@@ -57,12 +70,22 @@ export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
     // The caller and the client's address ride in Yoga's server context (src/graphql/yoga.ts).
     const serverContext = { clientAddress, caller }
     const viaYoga = (request: Request, body?: string) =>
-      yoga.fetch(body === undefined ? request : new Request(request.url, { method: request.method, headers: request.headers, body }), serverContext)
+      yoga.fetch(
+        body === undefined
+          ? request
+          : new Request(request.url, { method: request.method, headers: request.headers, body }),
+        serverContext,
+      )
     if (text === undefined) return viaYoga(request)
 
     const accept = request.headers.get('accept')
     if (accept !== null && !PLAIN_JSON_ACCEPT.test(accept.trim())) return viaYoga(request, text)
-    let params: { query?: unknown; variables?: unknown; operationName?: unknown; extensions?: unknown }
+    let params: {
+      query?: unknown
+      variables?: unknown
+      operationName?: unknown
+      extensions?: unknown
+    }
     try {
       params = JSON.parse(text)
     } catch {
@@ -70,7 +93,9 @@ export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
     }
     const { query, variables, operationName } = params ?? {}
     if (
-      typeof params !== 'object' || params === null || Array.isArray(params) ||
+      typeof params !== 'object' ||
+      params === null ||
+      Array.isArray(params) ||
       typeof query !== 'string' ||
       (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) ||
       (operationName != null && typeof operationName !== 'string') ||
@@ -79,7 +104,11 @@ export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
       return viaYoga(request, text)
     }
 
-    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({ request, params, ...serverContext } as never)
+    const { parse, validate, contextFactory, execute, schema } = yoga.getEnveloped({
+      request,
+      params,
+      ...serverContext,
+    } as never)
     let document: DocumentNode
     try {
       document = parse(query)
@@ -88,10 +117,15 @@ export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
     }
     const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION)
     const operation = operations[0]
-    if (operations.length !== 1 || operation?.kind !== Kind.OPERATION_DEFINITION || operation.operation === 'subscription') {
+    if (
+      operations.length !== 1 ||
+      operation?.kind !== Kind.OPERATION_DEFINITION ||
+      operation.operation === 'subscription'
+    ) {
       return viaYoga(request, text)
     }
-    if (operationName != null && operation.name?.value !== operationName) return viaYoga(request, text)
+    if (operationName != null && operation.name?.value !== operationName)
+      return viaYoga(request, text)
     try {
       // graphql-armor's limits throw from here rather than returning errors.
       if (validate(schema, document).length > 0) return viaYoga(request, text)
@@ -106,11 +140,25 @@ export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
       // Authentication, rate limit: answered here with the status and challenge they carry, as
       // Yoga would; running the context again through Yoga would count a failure or draw twice.
       if (error instanceof GraphQLError && error.extensions.http) {
-        return processRegularResult({ errors: [error] } as never, { Response } as never, 'application/json') as Response
+        return processRegularResult(
+          { errors: [error] } as never,
+          { Response } as never,
+          'application/json',
+        ) as Response
       }
       return viaYoga(request, text)
     }
-    const result = await execute({ schema, document, contextValue, variableValues: (variables ?? undefined) as never, operationName: operationName as string | undefined })
-    return processRegularResult(result as never, { Response } as never, 'application/json') as Response
+    const result = await execute({
+      schema,
+      document,
+      contextValue,
+      variableValues: (variables ?? undefined) as never,
+      operationName: operationName as string | undefined,
+    })
+    return processRegularResult(
+      result as never,
+      { Response } as never,
+      'application/json',
+    ) as Response
   }
 }

@@ -2,7 +2,12 @@ import { builder } from './builder'
 import { ItemRef, LeaseRef } from './item'
 import { ItemConnectionRef, toConnection } from './connection'
 import {
-  ClaimActionEnum, ClaimStatusFilterEnum, ExtractionStatusEnum, ItemTypeEnum, RequestedActionEnum, WorkflowStatusEnum,
+  ClaimActionEnum,
+  ClaimStatusFilterEnum,
+  ExtractionStatusEnum,
+  ItemTypeEnum,
+  RequestedActionEnum,
+  WorkflowStatusEnum,
 } from './enums'
 import { createItem, deleteItem, getItem, listItems } from '../domain/items'
 import { claimNext, listInbox, type ClaimNextResult } from '../domain/inbox'
@@ -29,8 +34,11 @@ builder.queryFields((t) => ({
     },
     resolve: async (_root, a, ctx) => {
       const page = await listItems(ctx.deps, ctx.caller, {
-        type: opt(a.type), status: opt(a.status), tags: [...(a.tag != null ? [a.tag] : []), ...(a.tags ?? [])],
-        limit: opt(a.first), cursor: opt(a.after),
+        type: opt(a.type),
+        status: opt(a.status),
+        tags: [...(a.tag != null ? [a.tag] : []), ...(a.tags ?? [])],
+        limit: opt(a.first),
+        cursor: opt(a.after),
       })
       return toConnection(page, a.after)
     },
@@ -59,9 +67,14 @@ builder.queryFields((t) => ({
     },
     resolve: async (_root, a, ctx) => {
       const page = await listInbox(ctx.deps, ctx.caller, {
-        workflowStatus: opt(a.workflowStatus), requestedAction: opt(a.requestedAction), type: opt(a.type),
-        destinationKind: opt(a.destinationKind), destinationName: opt(a.destinationName),
-        tags: [...(a.tag != null ? [a.tag] : []), ...(a.tags ?? [])], claimStatus: opt(a.claimStatus), limit: opt(a.first),
+        workflowStatus: opt(a.workflowStatus),
+        requestedAction: opt(a.requestedAction),
+        type: opt(a.type),
+        destinationKind: opt(a.destinationKind),
+        destinationName: opt(a.destinationName),
+        tags: [...(a.tag != null ? [a.tag] : []), ...(a.tags ?? [])],
+        claimStatus: opt(a.claimStatus),
+        limit: opt(a.first),
         cursor: opt(a.after),
       })
       return toConnection(page, a.after)
@@ -95,14 +108,20 @@ const CorrectionsInput = builder.inputType('CorrectionsInput', {
 })
 
 const UpdateItemInput = builder.inputType('UpdateItemInput', {
-  description: 'Same semantics as PATCH /api/saved/items/{id}: claim action, then workflow status, then notes and corrections.',
+  description:
+    'Same semantics as PATCH /api/saved/items/{id}: claim action, then workflow status, then notes and corrections.',
   fields: (t) => ({
     workflowStatus: t.field({ type: WorkflowStatusEnum }),
     resolutionNote: t.string(),
     claimAction: t.field({ type: ClaimActionEnum }),
     leaseSeconds: t.int({ description: 'Only with claimAction CLAIM: 1 to 86400; default 300.' }),
-    retryAfterSeconds: t.int({ description: 'Only with claimAction RELEASE: 1 to 86400; claim next passes the item over until then.' }),
-    leaseId: t.string({ description: 'Fencing: apply only while the caller holds this live lease (else LEASE_LOST).' }),
+    retryAfterSeconds: t.int({
+      description:
+        'Only with claimAction RELEASE: 1 to 86400; claim next passes the item over until then.',
+    }),
+    leaseId: t.string({
+      description: 'Fencing: apply only while the caller holds this live lease (else LEASE_LOST).',
+    }),
     corrections: t.field({ type: CorrectionsInput }),
   }),
 })
@@ -121,7 +140,8 @@ const ClaimNextInput = builder.inputType('ClaimNextInput', {
 })
 
 const ClaimNextPayload = builder.objectRef<ClaimNextResult>('ClaimNextPayload').implement({
-  description: 'The claimed item and its lease; both null when nothing was claimable by the end of the wait.',
+  description:
+    'The claimed item and its lease; both null when nothing was claimable by the end of the wait.',
   fields: (t) => ({
     item: t.expose('item', { type: ItemRef, nullable: true }),
     lease: t.expose('lease', { type: LeaseRef, nullable: true }),
@@ -136,40 +156,67 @@ builder.mutationFields((t) => ({
     // GraphQL nulls mean "not given" here, as absent JSON properties do: each takes its default.
     resolve: (_root, { input: i }, ctx) =>
       createItem(ctx.deps, ctx.caller, {
-        type: i.type, status: i.status, workflowStatus: i.workflowStatus, title: i.title, summary: i.summary,
-        actionNote: i.actionNote, tags: i.tags, requestedAction: i.requestedAction, destinationKind: i.destinationKind,
+        type: i.type,
+        status: i.status,
+        workflowStatus: i.workflowStatus,
+        title: i.title,
+        summary: i.summary,
+        actionNote: i.actionNote,
+        tags: i.tags,
+        requestedAction: i.requestedAction,
+        destinationKind: i.destinationKind,
         destinationName: i.destinationName,
       }),
   }),
   updateItem: t.field({
     type: ItemRef,
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateItemInput, required: true }) },
+    args: {
+      id: t.arg.id({ required: true }),
+      input: t.arg({ type: UpdateItemInput, required: true }),
+    },
     resolve: (_root, { id, input: i }, ctx) => {
       const c = i.corrections
       return updateItem(ctx.deps, ctx.caller, String(id), {
-        claimAction: opt(i.claimAction), leaseSeconds: opt(i.leaseSeconds), retryAfterSeconds: opt(i.retryAfterSeconds),
-        leaseId: opt(i.leaseId), workflowStatus: opt(i.workflowStatus),
+        claimAction: opt(i.claimAction),
+        leaseSeconds: opt(i.leaseSeconds),
+        retryAfterSeconds: opt(i.retryAfterSeconds),
+        leaseId: opt(i.leaseId),
+        workflowStatus: opt(i.workflowStatus),
         // An explicit null clears the note, as in JSON.
         resolutionNote: i.resolutionNote,
-        corrections: c == null ? undefined : { title: c.title, summary: c.summary, actionNote: c.actionNote, tags: opt(c.tags) },
+        corrections:
+          c == null
+            ? undefined
+            : { title: c.title, summary: c.summary, actionNote: c.actionNote, tags: opt(c.tags) },
       })
     },
   }),
   claimNext: t.field({
     type: ClaimNextPayload,
-    description: 'Atomically claim the oldest claimable inbox item, optionally waiting for one (same as POST /api/saved/inbox/claim).',
+    description:
+      'Atomically claim the oldest claimable inbox item, optionally waiting for one (same as POST /api/saved/inbox/claim).',
     args: { input: t.arg({ type: ClaimNextInput }) },
     resolve: (_root, { input }, ctx) => {
       const i = input ?? {}
-      return claimNext(ctx.deps, ctx.caller, {
-        requestedAction: opt(i.requestedAction), type: opt(i.type), destinationKind: opt(i.destinationKind),
-        destinationName: opt(i.destinationName), tags: [...(i.tag != null ? [i.tag] : []), ...(i.tags ?? [])],
-        leaseSeconds: opt(i.leaseSeconds), waitSeconds: opt(i.waitSeconds),
-      }, ctx.signal)
+      return claimNext(
+        ctx.deps,
+        ctx.caller,
+        {
+          requestedAction: opt(i.requestedAction),
+          type: opt(i.type),
+          destinationKind: opt(i.destinationKind),
+          destinationName: opt(i.destinationName),
+          tags: [...(i.tag != null ? [i.tag] : []), ...(i.tags ?? [])],
+          leaseSeconds: opt(i.leaseSeconds),
+          waitSeconds: opt(i.waitSeconds),
+        },
+        ctx.signal,
+      )
     },
   }),
   deleteItem: t.boolean({
-    description: 'Delete an item with its tags, history and image (signed-in session only). True when deleted.',
+    description:
+      'Delete an item with its tags, history and image (signed-in session only). True when deleted.',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, { id }, ctx) => {
       await deleteItem(ctx.deps, ctx.caller, String(id))

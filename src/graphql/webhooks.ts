@@ -1,7 +1,12 @@
 import { builder } from './builder'
 import { ChangeActionEnum } from './changes'
 import {
-  createWebhook, deleteWebhook, listWebhookDeliveries, listWebhooks, type Webhook, type WebhookAttempt,
+  createWebhook,
+  deleteWebhook,
+  listWebhookDeliveries,
+  listWebhooks,
+  type Webhook,
+  type WebhookAttempt,
 } from '../domain/webhooks'
 
 // Webhook endpoints in GraphQL (CONTRACT 8): the same domain functions as /api/saved/webhooks,
@@ -11,23 +16,37 @@ export const WebhookRef = builder.objectRef<Webhook>('Webhook').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     url: t.exposeString('url'),
-    actions: t.field({ type: [ChangeActionEnum], description: 'Empty: every action.', resolve: (w) => w.actions }),
+    actions: t.field({
+      type: [ChangeActionEnum],
+      description: 'Empty: every action.',
+      resolve: (w) => w.actions,
+    }),
     description: t.exposeString('description', { nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    enabled: t.exposeBoolean('enabled', { description: 'False once the receiver answered 410 or 50 attempts in a row failed.' }),
+    enabled: t.exposeBoolean('enabled', {
+      description: 'False once the receiver answered 410 or 50 attempts in a row failed.',
+    }),
     disabledReason: t.exposeString('disabledReason', { nullable: true }),
   }),
 })
 
-const CreatedWebhookRef = builder.objectRef<{ webhook: Webhook; secret: string }>('CreatedWebhook').implement({
-  fields: (t) => ({
-    webhook: t.field({ type: WebhookRef, resolve: (c) => c.webhook }),
-    secret: t.exposeString('secret', { description: 'The signing secret (whsec_…), shown once.' }),
-  }),
-})
+const CreatedWebhookRef = builder
+  .objectRef<{ webhook: Webhook; secret: string }>('CreatedWebhook')
+  .implement({
+    fields: (t) => ({
+      webhook: t.field({ type: WebhookRef, resolve: (c) => c.webhook }),
+      secret: t.exposeString('secret', {
+        description: 'The signing secret (whsec_…), shown once.',
+      }),
+    }),
+  })
 
 const DeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
-  values: { SUCCEEDED: { value: 'succeeded' }, RETRYING: { value: 'retrying' }, FAILED: { value: 'failed' } } as const,
+  values: {
+    SUCCEEDED: { value: 'succeeded' },
+    RETRYING: { value: 'retrying' },
+    FAILED: { value: 'failed' },
+  } as const,
 })
 
 const WebhookDeliveryRef = builder.objectRef<WebhookAttempt>('WebhookDelivery').implement({
@@ -46,7 +65,10 @@ const WebhookDeliveryRef = builder.objectRef<WebhookAttempt>('WebhookDelivery').
 
 const CreateWebhookInput = builder.inputType('CreateWebhookInput', {
   fields: (t) => ({
-    url: t.string({ required: true, description: 'http(s); private, loopback, link-local and multicast addresses are refused.' }),
+    url: t.string({
+      required: true,
+      description: 'http(s); private, loopback, link-local and multicast addresses are refused.',
+    }),
     actions: t.field({ type: [ChangeActionEnum], description: 'Absent or empty: every action.' }),
     description: t.string(),
   }),
@@ -69,7 +91,8 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createWebhook: t.field({
     type: CreatedWebhookRef,
-    description: 'Registers an endpoint; each matching change is POSTed to it, signed per Standard Webhooks.',
+    description:
+      'Registers an endpoint; each matching change is POSTed to it, signed per Standard Webhooks.',
     args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const { secret, ...webhook } = await createWebhook(ctx.deps, ctx.caller, {

@@ -16,7 +16,12 @@ import { rateLimitDraws } from './cost'
 const knownRootOperationTypes: ValidationRule = (context) => ({
   OperationDefinition(node) {
     if (!context.getSchema().getRootType(node.operation)) {
-      context.reportError(new GraphQLError(`This API has no ${node.operation} operations.`, { nodes: node, extensions: { code: 'BAD_USER_INPUT' } }))
+      context.reportError(
+        new GraphQLError(`This API has no ${node.operation} operations.`, {
+          nodes: node,
+          extensions: { code: 'BAD_USER_INPUT' },
+        }),
+      )
     }
   },
 })
@@ -33,20 +38,29 @@ const graphqlSpelling = (field: string) => ({ limit: 'first', cursor: 'after' })
  * request-wide failure (no valid credentials, rate limited) ends the whole response with the
  * REST status; a field refused to this caller is an error on that field.
  */
-export function toGraphQLError(error: AppError, at?: GraphQLError, requestWide = false): GraphQLError {
+export function toGraphQLError(
+  error: AppError,
+  at?: GraphQLError,
+  requestWide = false,
+): GraphQLError {
   const { message, details } = error.spelled(graphqlSpelling)
-  return keepLocations(at, new GraphQLError(message, {
-    nodes: at?.nodes,
-    source: at?.source,
-    positions: at?.positions,
-    path: at?.path,
-    extensions: {
-      code: ERROR_CODES[error.code].graphql,
-      reason: error.code,
-      ...(details === undefined ? {} : { details }),
-      ...(requestWide ? { http: { status: error.status, headers: challengeHeaders(error) ?? error.headers } } : {}),
-    },
-  }))
+  return keepLocations(
+    at,
+    new GraphQLError(message, {
+      nodes: at?.nodes,
+      source: at?.source,
+      positions: at?.positions,
+      path: at?.path,
+      extensions: {
+        code: ERROR_CODES[error.code].graphql,
+        reason: error.code,
+        ...(details === undefined ? {} : { details }),
+        ...(requestWide
+          ? { http: { status: error.status, headers: challengeHeaders(error) ?? error.headers } }
+          : {}),
+      },
+    }),
+  )
 }
 
 /**
@@ -61,7 +75,13 @@ function keepLocations(from: GraphQLError | undefined, to: GraphQLError): GraphQ
   const width = Math.max(...locations.map((l) => l.column))
   const source = new Source(Array.from({ length: lines }, () => ' '.repeat(width)).join('\n'))
   const positions = locations.map((l) => (l.line - 1) * (width + 1) + l.column - 1)
-  return new GraphQLError(to.message, { source, positions, path: to.path, originalError: to.originalError, extensions: to.extensions })
+  return new GraphQLError(to.message, {
+    source,
+    positions,
+    path: to.path,
+    originalError: to.originalError,
+    extensions: to.extensions,
+  })
 }
 
 export interface GraphQLDeps {
@@ -74,7 +94,8 @@ export interface GraphQLDeps {
 
 let graphiql: StaticAsset | undefined
 
-const GRAPHIQL_QUERY = '{\n  inbox(first: 10, workflowStatus: PENDING, claimStatus: AVAILABLE) {\n    edges { node { id title requestedAction claimStatus } }\n  }\n}\n'
+const GRAPHIQL_QUERY =
+  '{\n  inbox(first: 10, workflowStatus: PENDING, claimStatus: AVAILABLE) {\n    edges { node { id title requestedAction claimStatus } }\n  }\n}\n'
 
 /**
  * GraphiQL, bundled (no CDN), built on first use, sent compressed with an ETag.
@@ -85,7 +106,9 @@ const GRAPHIQL_QUERY = '{\n  inbox(first: 10, workflowStatus: PENDING, claimStat
  */
 export async function graphiqlPage(): Promise<StaticAsset> {
   if (!graphiql) {
-    const { css, js, favicon, editorWorkerService, jsonWorker, graphqlWorker } = await import('@graphql-yoga/render-graphiql/graphiql')
+    const { css, js, favicon, editorWorkerService, jsonWorker, graphqlWorker } = await import(
+      '@graphql-yoga/render-graphiql/graphiql'
+    )
     const options = {
       title: 'Saved-Items Workflow API',
       endpoint: '/graphql',
@@ -156,7 +179,7 @@ ${js};
   });
   form.addEventListener('submit', function (event) {
     event.preventDefault();
-    const token = document.getElementById('token').value.trim().replace(/^Bearer\s+/i, '');
+    const token = document.getElementById('token').value.trim().replace(/^Bearers+/i, '');
     if (!token) return;
     sessionStorage.setItem(KEY, token);
     start(token);
@@ -205,7 +228,9 @@ export function createGraphQL({ deps, resolveCaller, rateLimit, introspection }:
     logging: false,
     context: async ({ request, params, clientAddress, caller: authenticated }) => {
       try {
-        const caller = authenticated ?? (await resolveCaller(request.headers.get('authorization'), clientAddress))
+        const caller =
+          authenticated ??
+          (await resolveCaller(request.headers.get('authorization'), clientAddress))
         // All draws up front, all-or-nothing: a request over budget applies none of its mutations.
         await rateLimit(caller, rateLimitDraws(params))
         return contextFor(request, caller)
@@ -216,14 +241,24 @@ export function createGraphQL({ deps, resolveCaller, rateLimit, introspection }:
     maskedErrors: {
       maskError(error, message) {
         const original = error instanceof GraphQLError ? error.originalError : error
-        if (original instanceof AppError) return toGraphQLError(original, error instanceof GraphQLError ? error : undefined)
+        if (original instanceof AppError)
+          return toGraphQLError(original, error instanceof GraphQLError ? error : undefined)
         if (error instanceof GraphQLError && !error.originalError) return error
-        deps.logger.error('unhandled graphql error', { error: original instanceof Error ? `${original.name}: ${original.message}` : String(original) })
+        deps.logger.error('unhandled graphql error', {
+          error:
+            original instanceof Error ? `${original.name}: ${original.message}` : String(original),
+        })
         const at = error instanceof GraphQLError ? error : undefined
-        return keepLocations(at, new GraphQLError(message, {
-          nodes: at?.nodes, source: at?.source, positions: at?.positions, path: at?.path,
-          extensions: { code: 'INTERNAL_SERVER_ERROR' },
-        }))
+        return keepLocations(
+          at,
+          new GraphQLError(message, {
+            nodes: at?.nodes,
+            source: at?.source,
+            positions: at?.positions,
+            path: at?.path,
+            extensions: { code: 'INTERNAL_SERVER_ERROR' },
+          }),
+        )
       },
     },
     plugins: [
@@ -237,7 +272,15 @@ export function createGraphQL({ deps, resolveCaller, rateLimit, introspection }:
       } as Plugin,
       // Compiles each validated document once into a specialised executor (measured in bench/).
       // Not for subscriptions: its compiled subscribe hands the resolver the variables as arguments.
-      useGraphQlJit({}, { enableIf: ({ document }) => !document.definitions.some((d) => d.kind === 'OperationDefinition' && d.operation === 'subscription') }) as Plugin,
+      useGraphQlJit(
+        {},
+        {
+          enableIf: ({ document }) =>
+            !document.definitions.some(
+              (d) => d.kind === 'OperationDefinition' && d.operation === 'subscription',
+            ),
+        },
+      ) as Plugin,
       EnvelopArmorPlugin({
         maxDepth: { n: 10 },
         maxAliases: { n: 15 },

@@ -9,19 +9,30 @@ import { rateHeaders, UNKNOWN_CLIENT, type CallerRateLimiter } from '../auth/rat
  * IPv4 (and IPv4-mapped IPv6) addresses stay as they are.
  */
 export function addressKey(address: string): string {
-  if (!address.includes(':') || /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address)) return address.replace(/^::ffff:/i, '')
+  if (!address.includes(':') || /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address))
+    return address.replace(/^::ffff:/i, '')
   const [head = '', tail = ''] = (address.split('%')[0] ?? '').split('::')
   const left = head ? head.split(':') : []
   const right = address.includes('::') ? (tail ? tail.split(':') : []) : []
-  const groups = [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
-  return `${groups.slice(0, 4).map((g) => (parseInt(g, 16) || 0).toString(16)).join(':')}::/64`
+  const groups = [
+    ...left,
+    ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'),
+    ...right,
+  ]
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (parseInt(g, 16) || 0).toString(16))
+    .join(':')}::/64`
 }
 
 /**
  * The peer's address as Bun saw the socket (never a header a client could forge), IPv6 by /64.
  * Without a server — `app.handle` in tests — every request shares one fixed key.
  */
-export function clientAddress(server: Pick<Server<unknown>, 'requestIP'> | null | undefined, request: Request): string {
+export function clientAddress(
+  server: Pick<Server<unknown>, 'requestIP'> | null | undefined,
+  request: Request,
+): string {
   const address = server?.requestIP(request)?.address
   return address ? addressKey(address) : UNKNOWN_CLIENT
 }
@@ -32,7 +43,11 @@ export function clientAddress(server: Pick<Server<unknown>, 'requestIP'> | null 
  */
 export const authentication = (resolveCaller: CallerResolver, limit: CallerRateLimiter) =>
   new Elysia().derive({ as: 'scoped' }, async ({ headers, set, server, request }) => {
-    const caller = await resolveCaller(headers.authorization, clientAddress(server, request), request)
+    const caller = await resolveCaller(
+      headers.authorization,
+      clientAddress(server, request),
+      request,
+    )
     const decision = await limit(caller)
     if (decision) Object.assign(set.headers, rateHeaders(decision))
     return { caller }

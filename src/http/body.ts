@@ -2,7 +2,8 @@ import type { TSchema, Static } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { AppError, invalid } from '../errors'
 
-const tooLarge = (limit: number) => new AppError('payload_too_large', `Request bodies here are limited to ${limit} bytes.`)
+const tooLarge = (limit: number) =>
+  new AppError('payload_too_large', `Request bodies here are limited to ${limit} bytes.`)
 
 /**
  * Reads a request body as bytes, refusing it as soon as it passes `limit` bytes — announced by
@@ -10,7 +11,11 @@ const tooLarge = (limit: number) => new AppError('payload_too_large', `Request b
  * trickles in for longer than `timeoutMs` altogether is refused too: Bun's idle timeout closes
  * only connections that go silent, not ones that send a byte now and then.
  */
-export async function readBody(request: Request, limit: number, timeoutMs: number): Promise<Uint8Array> {
+export async function readBody(
+  request: Request,
+  limit: number,
+  timeoutMs: number,
+): Promise<Uint8Array> {
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
   if (!request.body) return new Uint8Array()
@@ -19,7 +24,16 @@ export async function readBody(request: Request, limit: number, timeoutMs: numbe
   let size = 0
   let timer: ReturnType<typeof setTimeout> | undefined
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AppError('request_timeout', `The request body did not arrive within ${Math.round(timeoutMs / 1000)} s.`)), timeoutMs)
+    timer = setTimeout(
+      () =>
+        reject(
+          new AppError(
+            'request_timeout',
+            `The request body did not arrive within ${Math.round(timeoutMs / 1000)} s.`,
+          ),
+        ),
+      timeoutMs,
+    )
   })
   try {
     for (;;) {
@@ -56,12 +70,18 @@ export function checkBody<S extends TSchema>(schema: S, value: unknown): Static<
   let check = compiled.get(schema)
   if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)))
   if (check.Check(value)) return value as Static<S>
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('The body must be a JSON object.')
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalid('The body must be a JSON object.')
   const first = check.Errors(value).First()
   const field = first?.path.replace(/^\//, '').replace(/\//g, '.') || undefined
   // An unknown property is reported by TypeBox on the object; name the property itself.
   const schemaAt = first?.schema as { additionalProperties?: boolean } | undefined
-  if (first && schemaAt?.additionalProperties === false && typeof first.value === 'object' && first.value !== null) {
+  if (
+    first &&
+    schemaAt?.additionalProperties === false &&
+    typeof first.value === 'object' &&
+    first.value !== null
+  ) {
     const known = Object.keys((first.schema as { properties?: object }).properties ?? {})
     const extra = Object.keys(first.value).find((k) => !known.includes(k))
     if (extra) {
@@ -69,9 +89,14 @@ export function checkBody<S extends TSchema>(schema: S, value: unknown): Static<
       throw invalid(`Unknown property "${name}".`, { field: name })
     }
   }
-  const allowed = (first?.schema as { anyOf?: { const?: unknown }[] } | undefined)?.anyOf?.map((s) => s.const).filter((c) => c !== undefined)
+  const allowed = (first?.schema as { anyOf?: { const?: unknown }[] } | undefined)?.anyOf
+    ?.map((s) => s.const)
+    .filter((c) => c !== undefined)
   const expected = allowed?.length ? `one of: ${allowed.join(', ')}` : describe(first?.schema)
-  throw invalid(`${field ?? 'The body'} must be ${expected}.`, { field: field ?? null, ...(allowed?.length ? { allowed } : {}) })
+  throw invalid(`${field ?? 'The body'} must be ${expected}.`, {
+    field: field ?? null,
+    ...(allowed?.length ? { allowed } : {}),
+  })
 }
 
 function describe(schema: unknown): string {

@@ -9,7 +9,6 @@ import { ChangePageSchema, ChangesQuery, EventsQuery } from './push-schemas'
 import { documented, errors } from './schemas'
 import { changeJson } from './push-serialize'
 
-
 export interface ChangeRouteDeps {
   deps: Deps
   resolveCaller: CallerResolver
@@ -21,7 +20,8 @@ export interface ChangeRouteDeps {
 const encoder = new TextEncoder()
 
 /** One SSE event per record: `id` is the seq, so a reconnecting EventSource resumes by itself. */
-const sseEvent = (c: ChangeRecord) => encoder.encode(`id: ${c.seq}\nevent: ${c.action}\ndata: ${JSON.stringify(changeJson(c))}\n\n`)
+const sseEvent = (c: ChangeRecord) =>
+  encoder.encode(`id: ${c.seq}\nevent: ${c.action}\ndata: ${JSON.stringify(changeJson(c))}\n\n`)
 
 /** `/api/saved/changes` (the resumable feed) and `/api/saved/events` (the same records, live, over SSE). */
 export function changeRoutes({ deps, resolveCaller, rateLimit, keepAliveMs }: ChangeRouteDeps) {
@@ -45,7 +45,8 @@ export function changeRoutes({ deps, resolveCaller, rateLimit, keepAliveMs }: Ch
         detail: {
           responses: documented({ 200: ChangePageSchema, ...errors(400, 401, 403, 429) }),
           summary: 'The change feed: every change to your items, oldest first, resumable',
-          description: 'next_cursor is always present (also on an empty page); pass it as `after` to resume with nothing skipped or repeated. Deletions are records too.',
+          description:
+            'next_cursor is always present (also on an empty page); pass it as `after` to resume with nothing skipped or repeated. Deletions are records too.',
           tags: ['changes'],
           ...secured,
         },
@@ -55,7 +56,12 @@ export function changeRoutes({ deps, resolveCaller, rateLimit, keepAliveMs }: Ch
       '/events',
       async ({ caller, query, request, server }) => {
         const lastEventId = request.headers.get('last-event-id')?.trim()
-        const stream = await followChanges(deps, caller, { after: lastEventId || query.after, inbox: query.inbox === 'true' }, request.signal)
+        const stream = await followChanges(
+          deps,
+          caller,
+          { after: lastEventId || query.after, inbox: query.inbox === 'true' },
+          request.signal,
+        )
         // A stream is idle between changes by design; the keep-alive comments hold it open.
         server?.timeout(request, 0)
         let keepAlive: ReturnType<typeof setInterval> | undefined
@@ -65,7 +71,9 @@ export function changeRoutes({ deps, resolveCaller, rateLimit, keepAliveMs }: Ch
         }
         const body = new ReadableStream<Uint8Array>({
           start(controller) {
-            controller.enqueue(encoder.encode(`: stream of changes after ${stream.position}\nretry: 1000\n\n`))
+            controller.enqueue(
+              encoder.encode(`: stream of changes after ${stream.position}\nretry: 1000\n\n`),
+            )
             keepAlive = setInterval(() => {
               try {
                 controller.enqueue(encoder.encode(': keep-alive\n\n'))
@@ -118,7 +126,8 @@ export function changeRoutes({ deps, resolveCaller, rateLimit, keepAliveMs }: Ch
             },
           } as never,
           summary: 'Live changes over Server-Sent Events',
-          description: 'Resume with Last-Event-ID or ?after=; without either the stream starts with the next change. ?inbox=true sends only items with a requested action. Changes made through any server process reach every stream within 2 seconds.',
+          description:
+            'Resume with Last-Event-ID or ?after=; without either the stream starts with the next change. ?inbox=true sends only items with a requested action. Changes made through any server process reach every stream within 2 seconds.',
           tags: ['changes'],
           ...secured,
         },

@@ -1,8 +1,21 @@
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import {
-  AgentTokenListSchema, AgentTokenSchema, ClaimantSchema, CreateAgentTokenBody, CreatedAgentTokenSchema, CreateItemBody,
-  ErrorSchema, HistorySchema, ItemSchema, ItemWithImageSchema, PageSchema, PatchItemBody, ClaimNextBody, ClaimNextSchema, LeaseSchema,
+  AgentTokenListSchema,
+  AgentTokenSchema,
+  ClaimantSchema,
+  CreateAgentTokenBody,
+  CreatedAgentTokenSchema,
+  CreateItemBody,
+  ErrorSchema,
+  HistorySchema,
+  ItemSchema,
+  ItemWithImageSchema,
+  PageSchema,
+  PatchItemBody,
+  ClaimNextBody,
+  ClaimNextSchema,
+  LeaseSchema,
 } from './schemas'
 
 export const API_INFO = {
@@ -31,10 +44,14 @@ type Operation = JsonObject & {
   parameters?: (JsonObject & { name: string; in: string })[]
   responses?: Record<string, JsonObject & { headers?: JsonObject; content?: JsonObject }>
 }
-export type Spec = JsonObject & { paths: Record<string, Record<string, Operation>>; components: JsonObject & { schemas: JsonObject } }
+export type Spec = JsonObject & {
+  paths: Record<string, Record<string, Operation>>
+  components: JsonObject & { schemas: JsonObject }
+}
 
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value))
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /**
  * The named component schemas, from the very schemas the routes document (and the tests check
@@ -81,9 +98,16 @@ export function preciseSchema(node: Json): Json {
     const branches = anyOf as JsonObject[]
     const { anyOf: _, ...outer } = out
     const numeric = branches.find((b) => b.type === 'integer' || b.type === 'number')
-    const numericString = branches.find((b) => b.type === 'string' && (b.format === 'integer' || b.format === 'numeric'))
+    const numericString = branches.find(
+      (b) => b.type === 'string' && (b.format === 'integer' || b.format === 'numeric'),
+    )
     if (branches.length === 2 && numeric && numericString) return { ...outer, ...numeric }
-    if (branches.length > 0 && branches.every((b) => b.type === 'string' && typeof b.const === 'string' && Object.keys(b).length === 2)) {
+    if (
+      branches.length > 0 &&
+      branches.every(
+        (b) => b.type === 'string' && typeof b.const === 'string' && Object.keys(b).length === 2,
+      )
+    ) {
       return { ...outer, type: 'string', enum: branches.map((b) => b.const as string) }
     }
   }
@@ -95,7 +119,10 @@ const canonical = (node: Json): string =>
   Array.isArray(node)
     ? `[${node.map(canonical).join(',')}]`
     : isObject(node)
-      ? `{${Object.keys(node).sort().map((k) => `${JSON.stringify(k)}:${canonical(node[k] ?? null)}`).join(',')}}`
+      ? `{${Object.keys(node)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canonical(node[k] ?? null)}`)
+          .join(',')}}`
       : JSON.stringify(node)
 
 /** Replaces, top-down, every subtree equal to a named schema with a `$ref` to it. */
@@ -139,13 +166,26 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /graphql': 'graphiql',
 }
 
-const VERBS: Record<string, string> = { get: 'get', post: 'create', put: 'replace', patch: 'update', delete: 'delete' }
-const words = (segment: string) => segment.split(/[-_.]/).filter(Boolean).map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+const VERBS: Record<string, string> = {
+  get: 'get',
+  post: 'create',
+  put: 'replace',
+  patch: 'update',
+  delete: 'delete',
+}
+const words = (segment: string) =>
+  segment
+    .split(/[-_.]/)
+    .filter(Boolean)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
 
 export function operationIdFor(method: string, path: string): string {
   const known = OPERATION_IDS[`${method.toUpperCase()} ${path}`]
   if (known) return known
-  const segments = path.replace(/^\/api\/saved(?=\/|$)/, '').split('/').filter(Boolean)
+  const segments = path
+    .replace(/^\/api\/saved(?=\/|$)/, '')
+    .split('/')
+    .filter(Boolean)
   const name = segments
     .map((segment, i) => {
       if (segment.startsWith('{')) return ''
@@ -157,21 +197,49 @@ export function operationIdFor(method: string, path: string): string {
   return `${VERBS[method.toLowerCase()] ?? method.toLowerCase()}${name || 'Root'}`
 }
 
-const header = (description: string, schema: JsonObject, required = false): JsonObject => ({ description, required, schema })
+const header = (description: string, schema: JsonObject, required = false): JsonObject => ({
+  description,
+  required,
+  schema,
+})
 const HEADERS: JsonObject = {
-  'RateLimit-Limit': header('Requests a minute allowed to this caller.', { type: 'integer', minimum: 0 }),
-  'RateLimit-Remaining': header('Requests left in the current window.', { type: 'integer', minimum: 0 }),
-  'RateLimit-Reset': header('Seconds until the bucket is full again.', { type: 'integer', minimum: 0 }),
-  'Retry-After': header('Seconds to wait before the next request fits.', { type: 'integer', minimum: 0 }, true),
-  'WWW-Authenticate': header('RFC 6750 challenge, e.g. `Bearer error="insufficient_scope", scope="read_items"`.', { type: 'string' }, true),
-  'Idempotent-Replayed': header('`true` when this answer is the replay of an earlier request with the same `Idempotency-Key`.', { type: 'string', enum: ['true'] }),
-  'X-Request-Id': header('Yours, when it is a safe token, or a new UUID; it is in the log line of this request.', { type: 'string' }),
+  'RateLimit-Limit': header('Requests a minute allowed to this caller.', {
+    type: 'integer',
+    minimum: 0,
+  }),
+  'RateLimit-Remaining': header('Requests left in the current window.', {
+    type: 'integer',
+    minimum: 0,
+  }),
+  'RateLimit-Reset': header('Seconds until the bucket is full again.', {
+    type: 'integer',
+    minimum: 0,
+  }),
+  'Retry-After': header(
+    'Seconds to wait before the next request fits.',
+    { type: 'integer', minimum: 0 },
+    true,
+  ),
+  'WWW-Authenticate': header(
+    'RFC 6750 challenge, e.g. `Bearer error="insufficient_scope", scope="read_items"`.',
+    { type: 'string' },
+    true,
+  ),
+  'Idempotent-Replayed': header(
+    '`true` when this answer is the replay of an earlier request with the same `Idempotency-Key`.',
+    { type: 'string', enum: ['true'] },
+  ),
+  'X-Request-Id': header(
+    'Yours, when it is a safe token, or a new UUID; it is in the log line of this request.',
+    { type: 'string' },
+  ),
 }
 const headerRef = (name: string): JsonObject => ({ $ref: `#/components/headers/${name}` })
 
 const graphqlResult: JsonObject = {
   type: 'object',
-  description: 'A GraphQL result. The schema is in schema/schema.graphql; errors carry extensions.code.',
+  description:
+    'A GraphQL result. The schema is in schema/schema.graphql; errors carry extensions.code.',
   properties: {
     data: { anyOf: [{ type: 'object', additionalProperties: true }, { type: 'null' }] },
     errors: {
@@ -186,7 +254,11 @@ const graphqlResult: JsonObject = {
             type: 'object',
             additionalProperties: true,
             properties: {
-              code: { type: 'string', description: 'UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, CLAIM_CONFLICT, INVALID_TRANSITION, BAD_USER_INPUT, …' },
+              code: {
+                type: 'string',
+                description:
+                  'UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, CLAIM_CONFLICT, INVALID_TRANSITION, BAD_USER_INPUT, …',
+              },
               reason: { type: 'string', description: 'The REST error code.' },
             },
           },
@@ -197,10 +269,14 @@ const graphqlResult: JsonObject = {
 }
 
 function graphqlPath(): Record<string, Operation> {
-  const result = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/GraphQLResult' } } } })
+  const result = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/GraphQLResult' } } },
+  })
   return {
     post: {
-      summary: 'GraphQL: queries items, item, inbox, agentTokens; mutations createItem, updateItem, createAgentToken, revokeAgentToken',
+      summary:
+        'GraphQL: queries items, item, inbox, agentTokens; mutations createItem, updateItem, createAgentToken, revokeAgentToken',
       tags: ['graphql'],
       security: [{ bearerAuth: [] }],
       requestBody: {
@@ -213,7 +289,9 @@ function graphqlPath(): Record<string, Operation> {
               properties: {
                 query: { type: 'string' },
                 // Any JSON values: an object with no listed properties would type as `{}`-only.
-                variables: { anyOf: [{ type: 'object', additionalProperties: true }, { type: 'null' }] },
+                variables: {
+                  anyOf: [{ type: 'object', additionalProperties: true }, { type: 'null' }],
+                },
                 operationName: { anyOf: [{ type: 'string' }, { type: 'null' }] },
               },
             },
@@ -233,7 +311,12 @@ function graphqlPath(): Record<string, Operation> {
     get: {
       summary: 'GraphiQL in a browser (Accept: text/html), or a query in the query string',
       tags: ['graphql'],
-      responses: { 200: { description: 'GraphiQL page or a GraphQL result.', content: { 'text/html': { schema: { type: 'string' } } } } },
+      responses: {
+        200: {
+          description: 'GraphiQL page or a GraphQL result.',
+          content: { 'text/html': { schema: { type: 'string' } } },
+        },
+      },
     },
   }
 }
@@ -250,7 +333,12 @@ const WRITE_METHODS = new Set(['post', 'patch', 'put', 'delete'])
  */
 export function completeSpec(raw: unknown, options: { publicUrl?: string } = {}): Spec {
   const spec = preciseSchema(clone(raw as Json)) as Spec
-  spec.servers = [{ url: options.publicUrl ?? '/', description: options.publicUrl ? 'This deployment' : 'The server that serves this document' }]
+  spec.servers = [
+    {
+      url: options.publicUrl ?? '/',
+      description: options.publicUrl ? 'This deployment' : 'The server that serves this document',
+    },
+  ]
   spec.paths = { ...spec.paths, '/graphql': graphqlPath() }
 
   for (const [path, ops] of Object.entries(spec.paths)) {
@@ -258,7 +346,8 @@ export function completeSpec(raw: unknown, options: { publicUrl?: string } = {})
       op.operationId = operationIdFor(method, path)
       for (const parameter of op.parameters ?? []) {
         if (parameter.name === 'format' && parameter.in === 'query') {
-          parameter.description = '`json` (default) or `md`: `md` answers `text/markdown; charset=utf-8`, a readable document. ' +
+          parameter.description =
+            '`json` (default) or `md`: `md` answers `text/markdown; charset=utf-8`, a readable document. ' +
             '`Accept: text/markdown` does the same without the parameter. The Markdown answer is not declared as a response ' +
             'content type so that generated clients keep the JSON type of the 200.'
         }
@@ -270,53 +359,83 @@ export function completeSpec(raw: unknown, options: { publicUrl?: string } = {})
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: op.operationId === 'createAgentToken'
-            ? 'Refused (400): the answer holds a secret that is never stored, so it cannot be replayed.'
-            : '1 to 255 printable ASCII characters, per caller, kept 24 hours: a repeat of the same request replays the first answer (Idempotent-Replayed: true); another request with the key is 422; a repeat while the first runs is 409.',
+          description:
+            op.operationId === 'createAgentToken'
+              ? 'Refused (400): the answer holds a secret that is never stored, so it cannot be replayed.'
+              : '1 to 255 printable ASCII characters, per caller, kept 24 hours: a repeat of the same request replays the first answer (Idempotent-Replayed: true); another request with the key is 422; a repeat while the first runs is 409.',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         })
       }
       // A body that does not arrive within BODY_TIMEOUT_SECONDS is refused (slowly trickled bodies).
       if (op.requestBody && op.responses && !op.responses['408']) {
-        op.responses['408'] = { description: 'The body did not arrive in time (request_timeout)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }
+        op.responses['408'] = {
+          description: 'The body did not arrive in time (request_timeout)',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        }
       }
       const secured = Array.isArray(op.security) && op.security.length > 0
       // Say so where no token is needed (health, signed image links, the GraphiQL page), rather
       // than leave generators and linters to guess; GET /graphql with a query does need one.
       if (!secured) op.security = path === '/graphql' ? [{}, { bearerAuth: [] }] : []
       for (const [status, response] of Object.entries(op.responses ?? {})) {
-        const headers: JsonObject = { ...(response.headers ?? {}), 'X-Request-Id': headerRef('X-Request-Id') }
+        const headers: JsonObject = {
+          ...(response.headers ?? {}),
+          'X-Request-Id': headerRef('X-Request-Id'),
+        }
         // Limits apply per authenticated caller; a request refused at authentication has no bucket.
         if (secured && status !== '401') {
-          for (const name of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) headers[name] = headerRef(name)
+          for (const name of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'])
+            headers[name] = headerRef(name)
         }
         if (status === '429') headers['Retry-After'] = headerRef('Retry-After')
-        if (secured && (status === '401' || status === '403')) headers['WWW-Authenticate'] = headerRef('WWW-Authenticate')
+        if (secured && (status === '401' || status === '403'))
+          headers['WWW-Authenticate'] = headerRef('WWW-Authenticate')
         // Idempotency-Key is honoured on writes under /api/saved/, except token creation (its secret is never stored).
-        if (path.startsWith('/api/saved/') && WRITE_METHODS.has(method) && op.operationId !== 'createAgentToken' && /^2/.test(status)) {
+        if (
+          path.startsWith('/api/saved/') &&
+          WRITE_METHODS.has(method) &&
+          op.operationId !== 'createAgentToken' &&
+          /^2/.test(status)
+        ) {
           headers['Idempotent-Replayed'] = headerRef('Idempotent-Replayed')
         }
         response.headers = headers
       }
       // Every body is read under a deadline (BODY_TIMEOUT_SECONDS); src/app.ts's body parser.
       if (op.requestBody && op.responses && !op.responses['408']) {
-        op.responses['408'] = { description: 'The body did not arrive in time (request_timeout)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }
+        op.responses['408'] = {
+          description: 'The body did not arrive in time (request_timeout)',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        }
       }
     }
   }
 
-  const named = Object.fromEntries(Object.entries(namedSchemas()).map(([name, schema]) => [name, preciseSchema(clone(schema as Json))]))
-  const byIdentity = new Map(Object.entries(named).map(([name, schema]) => [canonical(schema), name]))
+  const named = Object.fromEntries(
+    Object.entries(namedSchemas()).map(([name, schema]) => [
+      name,
+      preciseSchema(clone(schema as Json)),
+    ]),
+  )
+  const byIdentity = new Map(
+    Object.entries(named).map(([name, schema]) => [canonical(schema), name]),
+  )
   spec.paths = refNamed(spec.paths as Json, byIdentity) as Spec['paths']
   const schemas: JsonObject = { ...spec.components?.schemas }
-  for (const [name, schema] of Object.entries(named)) schemas[name] = refNamed(schema, byIdentity, name)
+  for (const [name, schema] of Object.entries(named))
+    schemas[name] = refNamed(schema, byIdentity, name)
   schemas.GraphQLResult = graphqlResult
   spec.components = {
     ...spec.components,
     schemas,
     headers: HEADERS,
     securitySchemes: {
-      bearerAuth: { type: 'http', scheme: 'bearer', description: 'A session JWT (`npm run token -- <user-id>` in development) or a `sat_…` agent token.' },
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'A session JWT (`npm run token -- <user-id>` in development) or a `sat_…` agent token.',
+      },
     },
   }
   return spec
@@ -328,5 +447,11 @@ export function completeSpec(raw: unknown, options: { publicUrl?: string } = {})
  */
 export function generatedDocument(app: AnyElysia): unknown {
   const { paths, components } = toOpenAPISchema(app)
-  return { openapi: '3.1.2', info: API_INFO, tags: TAGS, paths, components: { schemas: components?.schemas ?? {} } }
+  return {
+    openapi: '3.1.2',
+    info: API_INFO,
+    tags: TAGS,
+    paths,
+    components: { schemas: components?.schemas ?? {} },
+  }
 }

@@ -4,7 +4,13 @@ import { restSpelling } from './serialize'
 import type { Logger } from '../logger'
 import { loggedPath } from './observability'
 
-function json(status: number, code: ErrorCode, message: string, details?: unknown, headers: Record<string, string> = {}) {
+function json(
+  status: number,
+  code: ErrorCode,
+  message: string,
+  details?: unknown,
+  headers: Record<string, string> = {},
+) {
   return new Response(JSON.stringify(envelope(code, message, details)), {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
@@ -26,7 +32,13 @@ type SchemaLike = {
   format?: string
 }
 
-const WHERE: Record<string, string> = { query: 'query parameter', params: 'path parameter', body: 'body property', headers: 'header', cookie: 'cookie' }
+const WHERE: Record<string, string> = {
+  query: 'query parameter',
+  params: 'path parameter',
+  body: 'body property',
+  headers: 'header',
+  cookie: 'cookie',
+}
 
 /** The values a union of literals (or an enum) allows, `null` included when it is one of them. */
 function allowedValues(schema: SchemaLike | undefined): unknown[] | undefined {
@@ -49,7 +61,11 @@ function allowedValues(schema: SchemaLike | undefined): unknown[] | undefined {
 }
 
 /** What the schema asks for, in words: the same sentence in development and production. */
-function expectation(schema: SchemaLike | undefined, allowed: unknown[] | undefined, fallback: string): string {
+function expectation(
+  schema: SchemaLike | undefined,
+  allowed: unknown[] | undefined,
+  fallback: string,
+): string {
   if (allowed) return `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`
   // Elysia's numeric query schemas are "a number, or a string of one": describe the number.
   const numeric = schema?.anyOf?.find((b) => b.type === 'integer' || b.type === 'number') ?? schema
@@ -57,15 +73,20 @@ function expectation(schema: SchemaLike | undefined, allowed: unknown[] | undefi
     const kind = numeric.type === 'integer' ? 'a whole number' : 'a number'
     const min = numeric.minimum ?? schema?.minimum
     const max = numeric.maximum ?? schema?.maximum
-    return min !== undefined && max !== undefined ? `must be ${kind} from ${min} to ${max}` : `must be ${kind}`
+    return min !== undefined && max !== undefined
+      ? `must be ${kind} from ${min} to ${max}`
+      : `must be ${kind}`
   }
   if (schema?.type === 'string') {
-    if (schema.maxLength !== undefined) return `must be a string of at most ${schema.maxLength} characters`
-    if (schema.minLength !== undefined) return `must be a string of at least ${schema.minLength} characters`
+    if (schema.maxLength !== undefined)
+      return `must be a string of at most ${schema.maxLength} characters`
+    if (schema.minLength !== undefined)
+      return `must be a string of at least ${schema.minLength} characters`
     if (schema.pattern) return `must match ${schema.pattern}`
     return 'must be a string'
   }
-  if (schema?.type === 'array' && schema.maxItems !== undefined) return `must be a list of at most ${schema.maxItems} values`
+  if (schema?.type === 'array' && schema.maxItems !== undefined)
+    return `must be a list of at most ${schema.maxItems} values`
   return fallback.replace(/^Expected/, 'expected').replace(/\.$/, '')
 }
 
@@ -74,8 +95,15 @@ function expectation(schema: SchemaLike | undefined, allowed: unknown[] | undefi
  * schema) rather than from its message text, whose content depends on NODE_ENV: the same
  * answer in development and production, always naming the field.
  */
-function validationDetails(error: unknown, url: URL): { message: string; details: Record<string, unknown> } {
-  const e = error as { type?: string; value?: unknown; valueError?: { path?: string; message?: string; schema?: SchemaLike } }
+function validationDetails(
+  error: unknown,
+  url: URL,
+): { message: string; details: Record<string, unknown> } {
+  const e = error as {
+    type?: string
+    value?: unknown
+    valueError?: { path?: string; message?: string; schema?: SchemaLike }
+  }
   let where = e.type ?? 'request'
   const path = e.valueError?.path ?? ''
   let field = path && path !== '/' ? path.replace(/^\//, '').replaceAll('/', '.') : null
@@ -83,7 +111,9 @@ function validationDetails(error: unknown, url: URL): { message: string; details
     // A number in the query string that parsed but broke a bound (limit=0): Elysia throws the
     // inner check's error, which lost the parameter's name. It is the query parameter whose
     // value parses to the refused number.
-    const match = [...url.searchParams].find(([, value]) => value.trim() !== '' && Number(value) === e.value)
+    const match = [...url.searchParams].find(
+      ([, value]) => value.trim() !== '' && Number(value) === e.value,
+    )
     where = 'query'
     field = match?.[0] ?? null
   }
@@ -93,10 +123,16 @@ function validationDetails(error: unknown, url: URL): { message: string; details
   const details: Record<string, unknown> = { in: where, field }
   if (allowed) details.allowed = allowed
   if (/required property/i.test(rawMessage)) {
-    return { message: `Missing ${WHERE[where] ?? where} "${field}".`, details: { ...details, problem: 'missing' } }
+    return {
+      message: `Missing ${WHERE[where] ?? where} "${field}".`,
+      details: { ...details, problem: 'missing' },
+    }
   }
   if (/unexpected property/i.test(rawMessage)) {
-    return { message: `Unknown ${WHERE[where] ?? where} "${field}".`, details: { ...details, problem: 'unknown' } }
+    return {
+      message: `Unknown ${WHERE[where] ?? where} "${field}".`,
+      details: { ...details, problem: 'unknown' },
+    }
   }
   const label = field ? `${WHERE[where] ?? where} "${field}"` : `${where}`
   return { message: `Invalid ${label}: ${expectation(schema, allowed, rawMessage)}.`, details }

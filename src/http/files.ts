@@ -12,9 +12,17 @@ export function fileRoutes(store: LocalImageStore, clock: Clock) {
   return new Elysia().get(
     '/files/images/:key',
     async ({ params, query }) => {
-      const verdict = store.signer.verify(params.key, query.expires ?? '', query.signature ?? '', clock.now())
+      const verdict = store.signer.verify(
+        params.key,
+        query.expires ?? '',
+        query.signature ?? '',
+        clock.now(),
+      )
       if (verdict !== 'ok') {
-        throw new AppError('forbidden', verdict === 'expired' ? 'This image link has expired.' : 'This image link is not valid.')
+        throw new AppError(
+          'forbidden',
+          verdict === 'expired' ? 'This image link has expired.' : 'This image link is not valid.',
+        )
       }
       if (!/^itm_[A-Za-z0-9_-]+\.(png|jpeg|gif|webp)$/.test(params.key)) throw notFound('Image')
       const file = Bun.file(store.path(params.key))
@@ -30,7 +38,11 @@ export function fileRoutes(store: LocalImageStore, clock: Clock) {
     {
       params: t.Object({ key: t.String({ maxLength: 120 }) }),
       query: t.Object({ expires: t.Optional(t.String()), signature: t.Optional(t.String()) }),
-      detail: { responses: documented({ 200: t.File() as never, ...errors(403, 404) }), summary: 'A stored image, through a signed link', tags: ['files'] },
+      detail: {
+        responses: documented({ 200: t.File() as never, ...errors(403, 404) }),
+        summary: 'A stored image, through a signed link',
+        tags: ['files'],
+      },
     },
   )
 }

@@ -2,7 +2,10 @@ import type { CallerResolver } from '../auth/caller'
 import { claimantOf } from '../domain/caller'
 import type { Deps } from '../domain/deps'
 import {
-  completeIdempotencyKey, isIdempotencyKey, releaseIdempotencyKey, reserveIdempotencyKey,
+  completeIdempotencyKey,
+  isIdempotencyKey,
+  releaseIdempotencyKey,
+  reserveIdempotencyKey,
 } from '../domain/idempotency'
 import { AppError, invalid } from '../errors'
 import { appErrorResponse } from './errors'
@@ -16,18 +19,34 @@ const REPLAYED_HEADERS = ['content-type', 'location', 'cache-control']
  * the whole app, because a replay is the first HTTP answer byte for byte: the same status and
  * body, plus `Idempotent-Replayed: true`, and nothing runs again.
  */
-export function withIdempotency(deps: Deps, resolveCaller: CallerResolver, handle: (request: Request) => Promise<Response>) {
+export function withIdempotency(
+  deps: Deps,
+  resolveCaller: CallerResolver,
+  handle: (request: Request) => Promise<Response>,
+) {
   return async (request: Request): Promise<Response> => {
     const key = request.headers.get('idempotency-key')
     if (key === null || !WRITES.has(request.method)) return handle(request)
     const url = URL.parse(request.url)
     // A URL we cannot read (a malformed Host) is the app's to refuse, not ours.
-    if (!url || !url.pathname.startsWith('/api/saved/')) return handle(request)
+    if (!url?.pathname.startsWith('/api/saved/')) return handle(request)
     if (!isIdempotencyKey(key)) {
-      return appErrorResponse(invalid('Idempotency-Key must be 1 to 255 printable ASCII characters.', { field: 'Idempotency-Key' }))
+      return appErrorResponse(
+        invalid('Idempotency-Key must be 1 to 255 printable ASCII characters.', {
+          field: 'Idempotency-Key',
+        }),
+      )
     }
-    if (request.method === 'POST' && url.pathname.replace(/\/+$/, '') === '/api/saved/agent-tokens') {
-      return appErrorResponse(invalid('Token creation cannot be replayed (its answer holds a secret that is never stored); send it without Idempotency-Key.', { field: 'Idempotency-Key' }))
+    if (
+      request.method === 'POST' &&
+      url.pathname.replace(/\/+$/, '') === '/api/saved/agent-tokens'
+    ) {
+      return appErrorResponse(
+        invalid(
+          'Token creation cannot be replayed (its answer holds a secret that is never stored); send it without Idempotency-Key.',
+          { field: 'Idempotency-Key' },
+        ),
+      )
     }
     let owner: string
     try {
@@ -37,8 +56,11 @@ export function withIdempotency(deps: Deps, resolveCaller: CallerResolver, handl
       return handle(request) // the app answers 401 as usual
     }
     const body = new Uint8Array(await request.arrayBuffer())
-    const hash = new Bun.CryptoHasher('sha256').update(`${request.method} ${url.pathname}${url.search}\n`).update(body).digest('hex')
-    let reservation
+    const hash = new Bun.CryptoHasher('sha256')
+      .update(`${request.method} ${url.pathname}${url.search}\n`)
+      .update(body)
+      .digest('hex')
+    let reservation: Awaited<ReturnType<typeof reserveIdempotencyKey>>
     try {
       reservation = await reserveIdempotencyKey(deps, owner, key, hash)
     } catch (error) {
@@ -47,11 +69,21 @@ export function withIdempotency(deps: Deps, resolveCaller: CallerResolver, handl
     }
     if (reservation.kind === 'replay') {
       const { status, headers, body: stored } = reservation.answer
-      return new Response(status === 204 ? null : stored, { status, headers: { ...headers, 'idempotent-replayed': 'true' } })
+      return new Response(status === 204 ? null : stored, {
+        status,
+        headers: { ...headers, 'idempotent-replayed': 'true' },
+      })
     }
     let response: Response
     try {
-      response = await handle(new Request(request.url, { method: request.method, headers: request.headers, body, signal: request.signal }))
+      response = await handle(
+        new Request(request.url, {
+          method: request.method,
+          headers: request.headers,
+          body,
+          signal: request.signal,
+        }),
+      )
     } catch (error) {
       await releaseIdempotencyKey(deps, owner, key)
       throw error
@@ -68,6 +100,9 @@ export function withIdempotency(deps: Deps, resolveCaller: CallerResolver, handl
       if (value !== null) headers[name] = value
     }
     await completeIdempotencyKey(deps, owner, key, { status: response.status, headers, body: text })
-    return new Response(response.status === 204 ? null : text, { status: response.status, headers: response.headers })
+    return new Response(response.status === 204 ? null : text, {
+      status: response.status,
+      headers: response.headers,
+    })
   }
 }

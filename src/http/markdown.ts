@@ -40,14 +40,19 @@ function itemSection(item: ItemJson, level: '##' | '#'): string {
   lines.push(`- **type:** ${item.type}`)
   lines.push(`- **status:** ${item.status}`)
   lines.push(`- **workflow status:** ${item.workflow_status}`)
-  lines.push(`- **claim:** ${item.claim_status}${item.lease_expires_at ? ` (lease until ${item.lease_expires_at})` : ''}`)
+  lines.push(
+    `- **claim:** ${item.claim_status}${item.lease_expires_at ? ` (lease until ${item.lease_expires_at})` : ''}`,
+  )
   if (item.requested_action) lines.push(`- **requested action:** ${item.requested_action}`)
   if (item.destination_kind || item.destination_name) {
-    lines.push(`- **destination:** ${escapeInline([item.destination_kind, item.destination_name].filter(Boolean).join(' / '))}`)
+    lines.push(
+      `- **destination:** ${escapeInline([item.destination_kind, item.destination_name].filter(Boolean).join(' / '))}`,
+    )
   }
   lines.push(`- **tags:** ${item.tags.length ? item.tags.map(code).join(', ') : '(none)'}`)
   lines.push(`- **created:** ${item.created_at}`)
-  if (item.source_image_url) lines.push(`- **image:** <${item.source_image_url.replace(/[<>\s]/g, encodeURIComponent)}>`)
+  if (item.source_image_url)
+    lines.push(`- **image:** <${item.source_image_url.replace(/[<>\s]/g, encodeURIComponent)}>`)
   if (item.summary) lines.push('', escapeInline(item.summary))
   if (item.action_note) lines.push('', '**Action note:**', '', quote(item.action_note))
   if (item.resolution_note) lines.push('', '**Resolution note:**', '', quote(item.resolution_note))
@@ -59,7 +64,11 @@ export function renderItem(item: ItemJson): string {
 }
 
 export function renderPage(heading: string, page: PageJson): string {
-  const parts = [`# ${heading}`, '', `${page.items.length} item${page.items.length === 1 ? '' : 's'}.`]
+  const parts = [
+    `# ${heading}`,
+    '',
+    `${page.items.length} item${page.items.length === 1 ? '' : 's'}.`,
+  ]
   for (const item of page.items) parts.push('', itemSection(item, '##'))
   if (page.next_cursor) parts.push('', '---', '', `Next cursor: ${code(page.next_cursor)}`)
   return parts.join('\n') + '\n'

@@ -9,7 +9,11 @@ function quality(accept: string, type: string): number {
   let best = -1
   let specificity = -1
   for (const part of accept.split(',')) {
-    const [range, ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim())
+    const [range, ...params] = part
+      .trim()
+      .toLowerCase()
+      .split(';')
+      .map((s) => s.trim())
     if (!range) continue
     const rank = range === type ? 2 : range === `${major}/*` ? 1 : range === '*/*' ? 0 : -1
     if (rank < specificity || rank < 0) continue
@@ -37,6 +41,7 @@ export function markdownNegotiation() {
   return new Elysia().onTransform({ as: 'global' }, ({ request, query, route, set }) => {
     if (request.method !== 'GET' || !MARKDOWN_ROUTES.has(route)) return
     set.headers.vary = 'Accept'
-    if (query.format === undefined && prefersMarkdown(request.headers.get('accept'))) query.format = 'md'
+    if (query.format === undefined && prefersMarkdown(request.headers.get('accept')))
+      query.format = 'md'
   })
 }

@@ -6,7 +6,8 @@ import { envelope } from '../errors'
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
 /** A host as a Host header may name it: a DNS name (underscores allowed, as in container names), IPv4, or [IPv6]; optional port. */
-const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,251}[A-Za-z0-9_])?\.?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/
+const HOST =
+  /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,251}[A-Za-z0-9_])?\.?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/
 
 /**
  * The request's URL when it is one this app can route, else null. Bun builds `request.url` from
@@ -40,26 +41,32 @@ export function loggedPath(request: Request): string {
  * status and timing — never a header, body or token.
  */
 export function observability() {
-  return new Elysia()
-    .onRequest(({ request, set }) => {
-      const incoming = request.headers.get('x-request-id')
-      const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
-      const url = routableUrl(request)
-      const path = url?.pathname ?? '(malformed request)'
-      set.headers['x-request-id'] = id
-      set.headers['x-content-type-options'] = 'nosniff'
-      set.headers['x-frame-options'] = 'DENY'
-      set.headers['referrer-policy'] = 'no-referrer'
-      // /graphql too: its answers hold the same data, and createAgentToken's holds a secret.
-      if (!url || path.startsWith('/api/') || path === '/graphql') set.headers['cache-control'] = 'no-store'
-      if (!url) {
-        // Answered before routing: a request we cannot place must not reach any route.
-        return new Response(JSON.stringify(envelope('invalid_request', 'The Host header is missing or malformed.')), {
+  return new Elysia().onRequest(({ request, set }) => {
+    const incoming = request.headers.get('x-request-id')
+    const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
+    const url = routableUrl(request)
+    const path = url?.pathname ?? '(malformed request)'
+    set.headers['x-request-id'] = id
+    set.headers['x-content-type-options'] = 'nosniff'
+    set.headers['x-frame-options'] = 'DENY'
+    set.headers['referrer-policy'] = 'no-referrer'
+    // /graphql too: its answers hold the same data, and createAgentToken's holds a secret.
+    if (!url || path.startsWith('/api/') || path === '/graphql')
+      set.headers['cache-control'] = 'no-store'
+    if (!url) {
+      // Answered before routing: a request we cannot place must not reach any route.
+      return new Response(
+        JSON.stringify(envelope('invalid_request', 'The Host header is missing or malformed.')),
+        {
           status: 400,
-          headers: { ...(set.headers as Record<string, string>), 'content-type': 'application/json; charset=utf-8' },
-        })
-      }
-    })
+          headers: {
+            ...(set.headers as Record<string, string>),
+            'content-type': 'application/json; charset=utf-8',
+          },
+        },
+      )
+    }
+  })
 }
 
 /**
@@ -88,9 +95,24 @@ export function corsPolicy(origins: string[]) {
     origin: origins.includes('*') ? true : origins,
     methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
     // mcp-protocol-version: browser MCP clients send it on every /mcp request after the first.
-    allowedHeaders: ['authorization', 'content-type', 'x-request-id', 'idempotency-key', 'last-event-id', 'mcp-protocol-version'],
+    allowedHeaders: [
+      'authorization',
+      'content-type',
+      'x-request-id',
+      'idempotency-key',
+      'last-event-id',
+      'mcp-protocol-version',
+    ],
     // www-authenticate: browser MCP clients read the 401 challenge to find the RFC 9728 metadata.
-    exposeHeaders: ['x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'www-authenticate', 'idempotent-replayed'],
+    exposeHeaders: [
+      'x-request-id',
+      'retry-after',
+      'ratelimit-limit',
+      'ratelimit-remaining',
+      'ratelimit-reset',
+      'www-authenticate',
+      'idempotent-replayed',
+    ],
     credentials: false,
     maxAge: 600,
   })

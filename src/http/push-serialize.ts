@@ -8,18 +8,35 @@ import { itemJson } from './serialize'
 const iso = (ms: number) => new Date(ms).toISOString()
 
 export const changeJson = (c: ChangeRecord) => ({
-  seq: c.seq, at: iso(c.at), item_id: c.itemId, action: c.action, actor: c.actor, item: c.item ? itemJson(c.item) : null,
+  seq: c.seq,
+  at: iso(c.at),
+  item_id: c.itemId,
+  action: c.action,
+  actor: c.actor,
+  item: c.item ? itemJson(c.item) : null,
 })
 
 export const webhookJson = (w: Webhook) => ({
-  id: w.id, url: w.url, actions: w.actions, description: w.description, created_at: iso(w.createdAt), enabled: w.enabled,
+  id: w.id,
+  url: w.url,
+  actions: w.actions,
+  description: w.description,
+  created_at: iso(w.createdAt),
+  enabled: w.enabled,
   disabled_reason: w.disabledReason,
 })
 
 export const deliveryJson = (a: WebhookAttempt) => ({
-  id: a.id, seq: a.seq, action: a.action, attempt: a.attempt, status: a.status, response_status: a.responseStatus,
-  at: iso(a.at), next_attempt_at: a.nextAttemptAt === null ? null : iso(a.nextAttemptAt),
+  id: a.id,
+  seq: a.seq,
+  action: a.action,
+  attempt: a.attempt,
+  status: a.status,
+  response_status: a.responseStatus,
+  at: iso(a.at),
+  next_attempt_at: a.nextAttemptAt === null ? null : iso(a.nextAttemptAt),
 })
 
 /** The body of a webhook delivery (Standard Webhooks' `type`, `timestamp`, `data`). */
-export const webhookPayload = (c: ChangeRecord) => JSON.stringify({ type: `item.${c.action}`, timestamp: iso(c.at), data: changeJson(c) })
+export const webhookPayload = (c: ChangeRecord) =>
+  JSON.stringify({ type: `item.${c.action}`, timestamp: iso(c.at), data: changeJson(c) })

@@ -10,11 +10,17 @@ import { staticAsset, type StaticAsset } from './static-asset'
 function scalarBundle(): { version: string; script: Uint8Array } {
   // The package exports no path to its browser build; find it beside its main entry.
   const dist = dirname(fileURLToPath(import.meta.resolve('@scalar/api-reference')))
-  const { version } = JSON.parse(readFileSync(join(dist, '..', 'package.json'), 'utf8')) as { version: string }
+  const { version } = JSON.parse(readFileSync(join(dist, '..', 'package.json'), 'utf8')) as {
+    version: string
+  }
   return { version, script: readFileSync(join(dist, 'browser', 'standalone.js')) }
 }
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c)
+const esc = (s: string) =>
+  s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
+  )
 
 /**
  * Everything the page needs comes from this server: no CDN, no web fonts, no telemetry, no
@@ -23,8 +29,11 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&
 export function referencePage(scriptPath: string, spec: Spec): string {
   // Without JavaScript (a terminal browser, a crawler) the page still lists every operation.
   const rows = Object.entries(spec.paths).flatMap(([path, ops]) =>
-    Object.entries(ops).map(([method, op]) =>
-      `<tr><td><code>${esc(method.toUpperCase())}</code></td><td><code>${esc(path)}</code></td><td>${esc(String(op.summary ?? ''))}</td></tr>`))
+    Object.entries(ops).map(
+      ([method, op]) =>
+        `<tr><td><code>${esc(method.toUpperCase())}</code></td><td><code>${esc(path)}</code></td><td>${esc(String(op.summary ?? ''))}</td></tr>`,
+    ),
+  )
   const config = {
     url: '/openapi/json',
     withDefaultFonts: false,
@@ -68,7 +77,9 @@ Scalar.createApiReference('#app', ${JSON.stringify(config)});
  * document on first use, once every route is registered.
  */
 export function referenceRoutes(spec: () => Spec) {
-  let assets: { page: StaticAsset; script: StaticAsset; document: StaticAsset; scriptPath: string } | undefined
+  let assets:
+    | { page: StaticAsset; script: StaticAsset; document: StaticAsset; scriptPath: string }
+    | undefined
   const load = () => {
     if (!assets) {
       const { version, script } = scalarBundle()
@@ -77,9 +88,21 @@ export function referenceRoutes(spec: () => Spec) {
       const scriptPath = `/openapi/scalar-${version}.js`
       assets = {
         scriptPath,
-        script: staticAsset(script, 'text/javascript; charset=utf-8', 'public, max-age=31536000, immutable'),
-        page: staticAsset(referencePage(scriptPath, document), 'text/html; charset=utf-8', 'no-cache'),
-        document: staticAsset(JSON.stringify(document), 'application/json; charset=utf-8', 'no-cache'),
+        script: staticAsset(
+          script,
+          'text/javascript; charset=utf-8',
+          'public, max-age=31536000, immutable',
+        ),
+        page: staticAsset(
+          referencePage(scriptPath, document),
+          'text/html; charset=utf-8',
+          'no-cache',
+        ),
+        document: staticAsset(
+          JSON.stringify(document),
+          'application/json; charset=utf-8',
+          'no-cache',
+        ),
       }
     }
     return assets
@@ -87,12 +110,15 @@ export function referenceRoutes(spec: () => Spec) {
   return new Elysia()
     .get('/', ({ redirect }) => redirect('/openapi', 302), { detail: { hide: true } })
     .get('/openapi', ({ request }) => load().page.respond(request), { detail: { hide: true } })
-    .get('/openapi/json', ({ request }) => load().document.respond(request), { detail: { hide: true } })
+    .get('/openapi/json', ({ request }) => load().document.respond(request), {
+      detail: { hide: true },
+    })
     .get(
       '/openapi/:script',
       ({ request, params }) => {
         const { script, scriptPath } = load()
-        if (`/openapi/${params.script}` !== scriptPath) throw new AppError('not_found', 'No such route.')
+        if (`/openapi/${params.script}` !== scriptPath)
+          throw new AppError('not_found', 'No such route.')
         return script.respond(request)
       },
       { detail: { hide: true } },

@@ -1,7 +1,12 @@
 import { t, type TSchema } from 'elysia'
 import type { TUnsafe } from '@sinclair/typebox'
 import {
-  CLAIM_STATUS_FILTERS, CLAIM_STATUSES, EXTRACTION_STATUSES, ITEM_TYPES, REQUESTED_ACTIONS, WORKFLOW_STATUSES,
+  CLAIM_STATUS_FILTERS,
+  CLAIM_STATUSES,
+  EXTRACTION_STATUSES,
+  ITEM_TYPES,
+  REQUESTED_ACTIONS,
+  WORKFLOW_STATUSES,
 } from '../domain/item'
 import { AGENT_TOKEN_SCOPES } from '../domain/caller'
 import { LIMITS } from '../domain/rules'
@@ -14,7 +19,10 @@ import { ERROR_CODES } from '../errors'
 // A union of literals, not t.UnionEnum: Elysia fills an absent optional UnionEnum query
 // parameter with its first value, which would silently filter every list.
 const enumOf = <const T extends readonly [string, ...string[]]>(values: T, description?: string) =>
-  t.Union(values.map((v) => t.Literal(v)), description ? { description } : {}) as unknown as TUnsafe<T[number]>
+  t.Union(
+    values.map((v) => t.Literal(v)),
+    description ? { description } : {},
+  ) as unknown as TUnsafe<T[number]>
 const nullable = <S extends TSchema>(schema: S) => t.Union([schema, t.Null()])
 const timestamp = (description?: string) => t.String({ format: 'date-time', description })
 /**
@@ -26,7 +34,9 @@ const range = (min: number, max: number) => ({ 'x-minimum': min, 'x-maximum': ma
 export const ErrorSchema = t.Object(
   {
     error: t.Object({
-      code: enumOf(Object.keys(ERROR_CODES) as [keyof typeof ERROR_CODES, ...(keyof typeof ERROR_CODES)[]]),
+      code: enumOf(
+        Object.keys(ERROR_CODES) as [keyof typeof ERROR_CODES, ...(keyof typeof ERROR_CODES)[]],
+      ),
       message: t.String(),
       details: t.Optional(t.Unknown()),
     }),
@@ -53,25 +63,44 @@ const itemFields = {
   requested_action: nullable(enumOf(REQUESTED_ACTIONS)),
   destination_kind: nullable(t.String()),
   destination_name: nullable(t.String()),
-  claim_status: enumOf(CLAIM_STATUSES, 'As seen by the caller: claimed means held by someone else.'),
+  claim_status: enumOf(
+    CLAIM_STATUSES,
+    'As seen by the caller: claimed means held by someone else.',
+  ),
   claimed_by: nullable(ClaimantSchema),
   lease_expires_at: nullable(timestamp()),
-  lease_id: nullable(t.String({ description: "The caller's own live lease id; null for everyone else." })),
-  attempts: t.Integer({ minimum: 0, description: 'Fresh claims since the item was created, reopened or revoked.' }),
-  available_at: nullable(timestamp('Set by a delayed release; claim next passes the item over until then.')),
+  lease_id: nullable(
+    t.String({ description: "The caller's own live lease id; null for everyone else." }),
+  ),
+  attempts: t.Integer({
+    minimum: 0,
+    description: 'Fresh claims since the item was created, reopened or revoked.',
+  }),
+  available_at: nullable(
+    timestamp('Set by a delayed release; claim next passes the item over until then.'),
+  ),
   created_at: timestamp(),
   updated_at: timestamp(),
 }
 
-export const ItemSchema = t.Object(itemFields, { description: 'A saved item as seen by the caller.' })
+export const ItemSchema = t.Object(itemFields, {
+  description: 'A saved item as seen by the caller.',
+})
 export const ItemWithImageSchema = t.Object(
-  { ...itemFields, source_image_url: nullable(t.String({ description: 'Signed; works without a bearer token until it expires.' })) },
+  {
+    ...itemFields,
+    source_image_url: nullable(
+      t.String({ description: 'Signed; works without a bearer token until it expires.' }),
+    ),
+  },
   { description: 'A saved item with its signed image URL.' },
 )
 
 export const PageSchema = t.Object({
   items: t.Array(ItemSchema),
-  next_cursor: nullable(t.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
+  next_cursor: nullable(
+    t.String({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  ),
 })
 
 export const HistorySchema = t.Object({
@@ -79,7 +108,9 @@ export const HistorySchema = t.Object({
     t.Object({
       at: timestamp(),
       actor: ClaimantSchema,
-      action: t.String({ description: 'claim, renew, release, done, reopen, note, correction or revoke.' }),
+      action: t.String({
+        description: 'claim, renew, release, done, reopen, note, correction or revoke.',
+      }),
       from: nullable(t.String()),
       to: nullable(t.String()),
       note: nullable(t.String()),
@@ -88,7 +119,11 @@ export const HistorySchema = t.Object({
 })
 
 // The range is the domain's rule (GraphQL's `first` shares it); the query schema only coerces.
-const limitQuery = t.Integer({ ...range(1, LIMITS.listLimit), default: LIMITS.defaultListLimit, description: `1 to ${LIMITS.listLimit}; default ${LIMITS.defaultListLimit}.` })
+const limitQuery = t.Integer({
+  ...range(1, LIMITS.listLimit),
+  default: LIMITS.defaultListLimit,
+  description: `1 to ${LIMITS.listLimit}; default ${LIMITS.defaultListLimit}.`,
+})
 const formatQuery = enumOf(['json', 'md'] as const, 'json (default) or md for text/markdown.')
 
 export const ItemListQuery = t.Object({
@@ -96,7 +131,9 @@ export const ItemListQuery = t.Object({
   type: t.Optional(enumOf(ITEM_TYPES)),
   status: t.Optional(enumOf(EXTRACTION_STATUSES)),
   tag: t.Optional(t.String({ description: 'Exact tag match.' })),
-  tags: t.Optional(t.String({ description: 'Comma-separated; every tag must be present (AND with `tag`).' })),
+  tags: t.Optional(
+    t.String({ description: 'Comma-separated; every tag must be present (AND with `tag`).' }),
+  ),
   cursor: t.Optional(t.String({ description: 'Opaque cursor from `next_cursor`.' })),
   limit: t.Optional(limitQuery),
 })
@@ -110,14 +147,21 @@ export const InboxQuery = t.Object({
   destination_name: t.Optional(t.String()),
   tag: t.Optional(t.String()),
   tags: t.Optional(t.String({ description: 'Comma-separated; all must match.' })),
-  claim_status: t.Optional(enumOf(CLAIM_STATUS_FILTERS, 'all (default), available, claimed, mine, claimable (what claim next picks) or stuck.')),
+  claim_status: t.Optional(
+    enumOf(
+      CLAIM_STATUS_FILTERS,
+      'all (default), available, claimed, mine, claimable (what claim next picks) or stuck.',
+    ),
+  ),
   cursor: t.Optional(t.String()),
   limit: t.Optional(limitQuery),
 })
 
 export const FormatQuery = t.Object({ format: t.Optional(formatQuery) })
 
-const tagsInput = t.Array(t.String(), { description: `At most ${LIMITS.tags} tags of at most ${LIMITS.tagLength} characters.` })
+const tagsInput = t.Array(t.String(), {
+  description: `At most ${LIMITS.tags} tags of at most ${LIMITS.tagLength} characters.`,
+})
 
 export const CreateItemBody = t.Object(
   {
@@ -139,10 +183,30 @@ export const PatchItemBody = t.Object(
   {
     workflow_status: t.Optional(enumOf(WORKFLOW_STATUSES)),
     resolution_note: t.Optional(nullable(t.String())),
-    claim_action: t.Optional(enumOf(['claim', 'release', 'revoke'] as const, 'revoke: the signed-in owner ends any claim and resets attempts.')),
-    lease_seconds: t.Optional(t.Integer({ ...range(1, LIMITS.leaseSeconds), description: `Only with claim_action "claim": 1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.` })),
-    retry_after_seconds: t.Optional(t.Integer({ ...range(1, LIMITS.retryAfterSeconds), description: `Only with claim_action "release": 1 to ${LIMITS.retryAfterSeconds}; claim next passes the item over until then.` })),
-    lease_id: t.Optional(t.String({ description: 'Fencing: apply only while the caller holds this live lease; otherwise 409 lease_lost.' })),
+    claim_action: t.Optional(
+      enumOf(
+        ['claim', 'release', 'revoke'] as const,
+        'revoke: the signed-in owner ends any claim and resets attempts.',
+      ),
+    ),
+    lease_seconds: t.Optional(
+      t.Integer({
+        ...range(1, LIMITS.leaseSeconds),
+        description: `Only with claim_action "claim": 1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.`,
+      }),
+    ),
+    retry_after_seconds: t.Optional(
+      t.Integer({
+        ...range(1, LIMITS.retryAfterSeconds),
+        description: `Only with claim_action "release": 1 to ${LIMITS.retryAfterSeconds}; claim next passes the item over until then.`,
+      }),
+    ),
+    lease_id: t.Optional(
+      t.String({
+        description:
+          'Fencing: apply only while the caller holds this live lease; otherwise 409 lease_lost.',
+      }),
+    ),
     corrections: t.Optional(
       t.Object(
         {
@@ -170,8 +234,18 @@ const workFilterFields = {
 export const ClaimNextBody = t.Object(
   {
     ...workFilterFields,
-    lease_seconds: t.Optional(t.Integer({ ...range(1, LIMITS.leaseSeconds), description: `1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.` })),
-    wait_seconds: t.Optional(t.Integer({ ...range(0, LIMITS.waitSeconds), description: `Long poll: 0 to ${LIMITS.waitSeconds}; default 0.` })),
+    lease_seconds: t.Optional(
+      t.Integer({
+        ...range(1, LIMITS.leaseSeconds),
+        description: `1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.`,
+      }),
+    ),
+    wait_seconds: t.Optional(
+      t.Integer({
+        ...range(0, LIMITS.waitSeconds),
+        description: `Long poll: 0 to ${LIMITS.waitSeconds}; default 0.`,
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -184,7 +258,10 @@ export const LeaseSchema = t.Object({
 
 export const ClaimNextSchema = t.Object(
   { item: nullable(ItemSchema), lease: nullable(LeaseSchema) },
-  { description: 'The claimed item and its lease, or both null when nothing was claimable by the end of the wait.' },
+  {
+    description:
+      'The claimed item and its lease, or both null when nothing was claimable by the end of the wait.',
+  },
 )
 
 const tokenFields = {
@@ -206,7 +283,9 @@ export const CreateAgentTokenBody = t.Object(
   {
     name: t.String({ description: '1 to 100 characters.' }),
     scopes: t.Array(enumOf(AGENT_TOKEN_SCOPES), { description: 'At least one.' }),
-    expires_in_days: t.Optional(t.String({ description: 'Whole number of days, 1 to 365; default "90".' })),
+    expires_in_days: t.Optional(
+      t.String({ description: 'Whole number of days, 1 to 365; default "90".' }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -214,14 +293,19 @@ export const CreateAgentTokenBody = t.Object(
 export const IdParams = t.Object({ id: t.String({ maxLength: 100 }) })
 
 const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 201: 'Created', 204: 'No content', 400: 'Invalid request (invalid_request)',
+  200: 'OK',
+  201: 'Created',
+  204: 'No content',
+  400: 'Invalid request (invalid_request)',
   401: 'Authentication required (unauthorized, session_required)',
   403: 'Missing scope or not allowed (insufficient_scope, forbidden, quota_exceeded)',
   404: 'Not found (not_found)',
   409: 'Conflict (claim_conflict, invalid_transition, lease_lost, token_limit_reached, webhook_limit_reached, idempotency_key_in_flight)',
   422: 'Idempotency-Key reused with a different request (idempotency_key_reused)',
-  413: 'Payload too large (payload_too_large)', 415: 'Unsupported media type (unsupported_media_type)',
-  429: 'Rate limited (rate_limited), with Retry-After', 500: 'Internal error (internal)',
+  413: 'Payload too large (payload_too_large)',
+  415: 'Unsupported media type (unsupported_media_type)',
+  429: 'Rate limited (rate_limited), with Retry-After',
+  500: 'Internal error (internal)',
 }
 
 /**
@@ -232,20 +316,40 @@ const STATUS_TEXT: Record<number, string> = {
 export function documented(responses: Record<number, TSchema>) {
   return Object.fromEntries(
     Object.entries(responses).map(([status, schema]) => {
-      const description = (schema as { description?: string }).description ?? STATUS_TEXT[Number(status)] ?? 'Answer'
+      const description =
+        (schema as { description?: string }).description ?? STATUS_TEXT[Number(status)] ?? 'Answer'
       if (schema === ErrorSchema) {
-        return [status, { description: STATUS_TEXT[Number(status)], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }]
+        return [
+          status,
+          {
+            description: STATUS_TEXT[Number(status)],
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+          },
+        ]
       }
-      if ((schema as { type?: string }).type === 'null' || Number(status) === 204) return [status, { description }]
+      if ((schema as { type?: string }).type === 'null' || Number(status) === 204)
+        return [status, { description }]
       if ((schema as { format?: string }).format === 'binary') {
-        return [status, { description, content: { 'image/*': { schema: { type: 'string', format: 'binary' } } } }]
+        return [
+          status,
+          { description, content: { 'image/*': { schema: { type: 'string', format: 'binary' } } } },
+        ]
       }
-      return [status, { description, content: { 'application/json': { schema: JSON.parse(JSON.stringify(schema)) } } }]
+      return [
+        status,
+        {
+          description,
+          content: { 'application/json': { schema: JSON.parse(JSON.stringify(schema)) } },
+        },
+      ]
     }),
   ) as never
 }
 
 /** The error answers a route can give, as OpenAPI response entries; any route can answer 500. */
 export function errors(...statuses: number[]) {
-  return Object.fromEntries([...statuses, 500].map((s) => [s, ErrorSchema])) as Record<number, typeof ErrorSchema>
+  return Object.fromEntries([...statuses, 500].map((s) => [s, ErrorSchema])) as Record<
+    number,
+    typeof ErrorSchema
+  >
 }

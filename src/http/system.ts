@@ -7,7 +7,11 @@ import { documented, errors } from './schemas'
 export function systemRoutes(db: Db) {
   return new Elysia()
     .get('/health', () => ({ status: 'ok' as const }), {
-      detail: { responses: documented({ 200: t.Object({ status: t.Literal('ok') }) }), summary: 'Liveness: the process answers', tags: ['system'] },
+      detail: {
+        responses: documented({ 200: t.Object({ status: t.Literal('ok') }) }),
+        summary: 'Liveness: the process answers',
+        tags: ['system'],
+      },
     })
     .get(
       '/ready',
@@ -20,7 +24,11 @@ export function systemRoutes(db: Db) {
         return { status: 'ready' as const }
       },
       {
-        detail: { responses: documented({ 200: t.Object({ status: t.Literal('ready') }), ...errors() }), summary: 'Readiness: the database answers', tags: ['system'] },
+        detail: {
+          responses: documented({ 200: t.Object({ status: t.Literal('ready') }), ...errors() }),
+          summary: 'Readiness: the database answers',
+          tags: ['system'],
+        },
       },
     )
 }

@@ -34,13 +34,17 @@ function refuse(error: AppError, request: Request): Response {
   const response = appErrorResponse(error)
   const challenge = response.headers.get('www-authenticate')
   if (error.status === 401 && challenge) {
-    response.headers.set('www-authenticate', `${challenge}, resource_metadata="${new URL(request.url).origin}${METADATA_PATH}/mcp"`)
+    response.headers.set(
+      'www-authenticate',
+      `${challenge}, resource_metadata="${new URL(request.url).origin}${METADATA_PATH}/mcp"`,
+    )
   }
   return response
 }
 
 /** JSON unless the client lists SSE first: every MCP client accepts both, JSON is simpler to proxy and log. */
-const prefersSse = (accept: string | null) => ((accept ?? '').split(',')[0] ?? '').trim().toLowerCase().startsWith('text/event-stream')
+const prefersSse = (accept: string | null) =>
+  ((accept ?? '').split(',')[0] ?? '').trim().toLowerCase().startsWith('text/event-stream')
 
 /**
  * `/mcp`, stateless Streamable HTTP (CONTRACT 9): each POST authenticates, builds a server for
@@ -60,7 +64,14 @@ export function mcpRoutes({ deps, resolveCaller, rateLimit, maxBodyBytes }: McpR
     }
     if (request.method !== 'POST') {
       return Response.json(
-        { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; send POST.' }, id: null },
+        {
+          jsonrpc: '2.0',
+          error: {
+            code: -32000,
+            message: 'Method not allowed: this MCP server is stateless; send POST.',
+          },
+          id: null,
+        },
         { status: 405, headers: { allow: 'POST' } },
       )
     }
@@ -80,12 +91,16 @@ export function mcpRoutes({ deps, resolveCaller, rateLimit, maxBodyBytes }: McpR
       request.signal.removeEventListener('abort', close)
       close()
     }
-    if (decision) for (const [name, value] of Object.entries(rateHeaders(decision))) response.headers.set(name, value)
+    if (decision)
+      for (const [name, value] of Object.entries(rateHeaders(decision)))
+        response.headers.set(name, value)
     return response
   }
 
   return new Elysia()
     .all('/mcp', ({ request }) => handle(request), { parse: 'none', detail: { hide: true } })
     .get(METADATA_PATH, ({ request }) => resourceMetadata(request, ''), { detail: { hide: true } })
-    .get(`${METADATA_PATH}/mcp`, ({ request }) => resourceMetadata(request, '/mcp'), { detail: { hide: true } })
+    .get(`${METADATA_PATH}/mcp`, ({ request }) => resourceMetadata(request, '/mcp'), {
+      detail: { hide: true },
+    })
 }

@@ -3,11 +3,21 @@ import { Value } from '@sinclair/typebox/value'
 import type { TSchema } from 'elysia'
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js'
 import {
-  CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as ToolListing,
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool as ToolListing,
 } from '@modelcontextprotocol/sdk/types.js'
 import { claimantOf, scopesOf, type Caller } from '../domain/caller'
 import type { Deps } from '../domain/deps'
-import { completeIdempotencyKey, isIdempotencyKey, releaseIdempotencyKey, reserveIdempotencyKey } from '../domain/idempotency'
+import {
+  completeIdempotencyKey,
+  isIdempotencyKey,
+  releaseIdempotencyKey,
+  reserveIdempotencyKey,
+} from '../domain/idempotency'
 import { getItem } from '../domain/items'
 import { AppError, ERROR_CODES, type ErrorCode as AppErrorCode } from '../errors'
 import { ErrorSchema } from '../http/schemas'
@@ -28,10 +38,15 @@ const plain = (schema: TSchema) =>
     const anyOf = value?.anyOf
     if (!Array.isArray(anyOf)) return value
     const { anyOf: _, ...rest } = value
-    if (anyOf.every((b) => b?.type === 'string' && typeof b.const === 'string' && Object.keys(b).length === 2)) {
+    if (
+      anyOf.every(
+        (b) => b?.type === 'string' && typeof b.const === 'string' && Object.keys(b).length === 2,
+      )
+    ) {
       return { ...rest, type: 'string', enum: anyOf.map((b) => b.const) }
     }
-    if (anyOf.length === 2 && anyOf[0]?.type === 'string' && anyOf[0]?.format === 'integer') return { ...rest, ...anyOf[1] }
+    if (anyOf.length === 2 && anyOf[0]?.type === 'string' && anyOf[0]?.format === 'integer')
+      return { ...rest, ...anyOf[1] }
     return value
   }) as Record<string, unknown>
 
@@ -54,7 +69,11 @@ const LISTINGS = new Map(TOOLS.map((tool) => [tool.name, listing(tool)]))
 
 function refusal(code: AppErrorCode, message: string, details?: unknown): CallToolResult {
   const error = details === undefined ? { code, message } : { code, message, details }
-  return { isError: true, structuredContent: { error }, content: [{ type: 'text', text: `${code}: ${message}` }] }
+  return {
+    isError: true,
+    structuredContent: { error },
+    content: [{ type: 'text', text: `${code}: ${message}` }],
+  }
 }
 
 /** Our coded errors become data the agent can act on, field names spelled as in the arguments. */
@@ -69,8 +88,13 @@ function argumentRefusal(tool: Tool, args: unknown): CallToolResult | null {
   const first = Value.Errors(tool.input, args).First()
   const where = first?.path ? first.path.replace(/^\//, '').replace(/\//g, '.') : 'arguments'
   // An enum is a union of literals, which TypeBox reports as "Expected union value": name the values.
-  const values = ((first?.schema as { anyOf?: { const?: unknown }[] } | undefined)?.anyOf ?? []).map((b) => b.const)
-  const why = values.length > 0 && values.every((v) => typeof v === 'string') ? `Expected one of ${values.join(', ')}` : (first?.message ?? 'Invalid value')
+  const values = (
+    (first?.schema as { anyOf?: { const?: unknown }[] } | undefined)?.anyOf ?? []
+  ).map((b) => b.const)
+  const why =
+    values.length > 0 && values.every((v) => typeof v === 'string')
+      ? `Expected one of ${values.join(', ')}`
+      : (first?.message ?? 'Invalid value')
   return refusal('invalid_request', `${where}: ${why}.`, { field: where })
 }
 
@@ -79,12 +103,24 @@ function fingerprint(tool: string, args: Record<string, unknown>): string {
   const { idempotency_key: _key, ...rest } = args
   const canonical = (v: unknown): unknown =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+        )
       : v
-  return createHash('sha256').update(`mcp ${tool}\n${JSON.stringify(canonical(rest))}`).digest('hex')
+  return createHash('sha256')
+    .update(`mcp ${tool}\n${JSON.stringify(canonical(rest))}`)
+    .digest('hex')
 }
 
-async function execute(deps: Deps, caller: Caller, tool: Tool, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+async function execute(
+  deps: Deps,
+  caller: Caller,
+  tool: Tool,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<CallToolResult> {
   try {
     const structuredContent = await tool.run({ deps, caller, signal }, args)
     // Our own answer is checked against the schema we publish: drift is our bug, never the client's.
@@ -95,7 +131,10 @@ async function execute(deps: Deps, caller: Caller, tool: Tool, args: Record<stri
     return { structuredContent, content: [{ type: 'text', text: tool.text(structuredContent) }] }
   } catch (error) {
     if (error instanceof AppError) return refusalOf(error)
-    deps.logger.error('mcp tool failed', { tool: tool.name, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) })
+    deps.logger.error('mcp tool failed', {
+      tool: tool.name,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    })
     return refusal('internal', 'Internal error.')
   }
 }
@@ -105,10 +144,21 @@ async function execute(deps: Deps, caller: Caller, tool: Tool, args: Record<stri
  * Idempotency-Key header (CONTRACT 7): scoped to the caller, the first result replayed, a key
  * reused with other arguments refused. Failures on our side are forgotten so a retry runs.
  */
-async function executeOnce(deps: Deps, caller: Caller, tool: Tool, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+async function executeOnce(
+  deps: Deps,
+  caller: Caller,
+  tool: Tool,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<CallToolResult> {
   const key = args.idempotency_key
   if (typeof key !== 'string') return execute(deps, caller, tool, args, signal)
-  if (!isIdempotencyKey(key)) return refusal('invalid_request', 'idempotency_key must be 1 to 255 printable ASCII characters.', { field: 'idempotency_key' })
+  if (!isIdempotencyKey(key))
+    return refusal(
+      'invalid_request',
+      'idempotency_key must be 1 to 255 printable ASCII characters.',
+      { field: 'idempotency_key' },
+    )
   const me = claimantOf(caller)
   const owner = `${me.kind}:${me.id}`
   try {
@@ -117,8 +167,14 @@ async function executeOnce(deps: Deps, caller: Caller, tool: Tool, args: Record<
       const structuredContent = JSON.parse(reservation.answer.body) as Record<string, unknown>
       const refused = reservation.answer.status >= 400
       const error = structuredContent.error as { code: string; message: string } | undefined
-      const text = refused && error ? `${error.code}: ${error.message}` : tool.text(structuredContent)
-      return { structuredContent, content: [{ type: 'text', text }], isError: refused || undefined, _meta: { idempotent_replayed: true } }
+      const text =
+        refused && error ? `${error.code}: ${error.message}` : tool.text(structuredContent)
+      return {
+        structuredContent,
+        content: [{ type: 'text', text }],
+        isError: refused || undefined,
+        _meta: { idempotent_replayed: true },
+      }
     }
   } catch (error) {
     if (error instanceof AppError) return refusalOf(error)
@@ -130,7 +186,11 @@ async function executeOnce(deps: Deps, caller: Caller, tool: Tool, args: Record<
     await releaseIdempotencyKey(deps, owner, key)
   } else {
     const status = code ? ERROR_CODES[code].status : 200
-    await completeIdempotencyKey(deps, owner, key, { status, headers: {}, body: JSON.stringify(result.structuredContent) })
+    await completeIdempotencyKey(deps, owner, key, {
+      status,
+      headers: {},
+      body: JSON.stringify(result.structuredContent),
+    })
   }
   return result
 }
@@ -143,14 +203,19 @@ async function executeOnce(deps: Deps, caller: Caller, tool: Tool, args: Record<
  * high-level API.
  */
 export function createMcpServer(deps: Deps, caller: Caller): McpServer {
-  const mcp = new McpServer({ name: 'saved-items', title: 'Saved-Items Workflow API', version: '0.2.0' }, {
-    capabilities: { tools: { listChanged: false } },
-    instructions: INSTRUCTIONS,
-  })
+  const mcp = new McpServer(
+    { name: 'saved-items', title: 'Saved-Items Workflow API', version: '0.2.0' },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+    },
+  )
   const held = scopesOf(caller)
   const allowed = TOOLS.filter((tool) => tool.scopes.every((scope) => held.includes(scope)))
 
-  mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: allowed.flatMap((tool) => LISTINGS.get(tool.name) ?? []) }))
+  mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: allowed.flatMap((tool) => LISTINGS.get(tool.name) ?? []),
+  }))
   mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     // Unlisted tools still run: the domain refuses them with insufficient_scope, as REST would.
     const tool = TOOLS.find((candidate) => candidate.name === request.params.name)
@@ -161,39 +226,60 @@ export function createMcpServer(deps: Deps, caller: Caller): McpServer {
 
   mcp.registerPrompt(
     'work_inbox',
-    { title: 'Work the inbox', description: 'How to work items from the queue with claims and leases.' },
+    {
+      title: 'Work the inbox',
+      description: 'How to work items from the queue with claims and leases.',
+    },
     () => ({
-      messages: [{
-        role: 'user',
-        content: {
-          type: 'text',
-          text: [
-            'Work through my saved-items inbox, one item at a time:',
-            '1. Call claim_next (optionally with filters and wait_seconds). If item is null, the queue is empty: stop.',
-            '2. Remember item.id and lease.id. Do what requested_action and action_note ask.',
-            '3. If the work takes longer than the lease, call lease_renew with the lease_id before lease.expires_at.',
-            '4. Record progress with item_add_note (with lease_id) if useful.',
-            '5. Finish with item_complete (item_id, lease_id, resolution_note, and an idempotency_key so a retry is safe).',
-            '   If you cannot finish, call lease_release (optionally retry_after_seconds) so another worker can take it.',
-            '6. If any call answers lease_lost, the item is no longer yours: drop it and go back to step 1.',
-          ].join('\n'),
+      messages: [
+        {
+          role: 'user',
+          content: {
+            type: 'text',
+            text: [
+              'Work through my saved-items inbox, one item at a time:',
+              '1. Call claim_next (optionally with filters and wait_seconds). If item is null, the queue is empty: stop.',
+              '2. Remember item.id and lease.id. Do what requested_action and action_note ask.',
+              '3. If the work takes longer than the lease, call lease_renew with the lease_id before lease.expires_at.',
+              '4. Record progress with item_add_note (with lease_id) if useful.',
+              '5. Finish with item_complete (item_id, lease_id, resolution_note, and an idempotency_key so a retry is safe).',
+              '   If you cannot finish, call lease_release (optionally retry_after_seconds) so another worker can take it.',
+              '6. If any call answers lease_lost, the item is no longer yours: drop it and go back to step 1.',
+            ].join('\n'),
+          },
         },
-      }],
+      ],
     }),
   )
 
   mcp.registerResource(
     'saved-item',
     new ResourceTemplate('saved-item://{id}', { list: undefined }),
-    { title: 'Saved item', description: 'One saved item as JSON (REST shape, with its signed image link).', mimeType: 'application/json' },
+    {
+      title: 'Saved item',
+      description: 'One saved item as JSON (REST shape, with its signed image link).',
+      mimeType: 'application/json',
+    },
     async (uri, { id }) => {
       try {
         const item = await getItem(deps, caller, String(Array.isArray(id) ? id[0] : id))
-        return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(itemWithImageJson(item)) }] }
+        return {
+          contents: [
+            {
+              uri: uri.href,
+              mimeType: 'application/json',
+              text: JSON.stringify(itemWithImageJson(item)),
+            },
+          ],
+        }
       } catch (error) {
         if (!(error instanceof AppError)) throw error
         // -32002 is MCP's "resource not found"; other refusals keep their code in the data.
-        throw new McpError(error.code === 'not_found' ? -32002 : ErrorCode.InvalidRequest, error.message, { code: error.code })
+        throw new McpError(
+          error.code === 'not_found' ? -32002 : ErrorCode.InvalidRequest,
+          error.message,
+          { code: error.code },
+        )
       }
     },
   )

@@ -10,7 +10,15 @@ import { getItem } from '../domain/items'
 import { LIMITS } from '../domain/rules'
 import { itemHistory, updateItem, type WorkflowChangeInput } from '../domain/workflow'
 import {
-  ClaimNextBody, ClaimNextSchema, ClaimantSchema, HistorySchema, InboxQuery, ItemSchema, ItemWithImageSchema, LeaseSchema, PageSchema,
+  ClaimNextBody,
+  ClaimNextSchema,
+  ClaimantSchema,
+  HistorySchema,
+  InboxQuery,
+  ItemSchema,
+  ItemWithImageSchema,
+  LeaseSchema,
+  PageSchema,
 } from '../http/schemas'
 import { historyJson, itemJson, leaseJson, pageJson, type ItemJson } from '../http/serialize'
 
@@ -62,16 +70,29 @@ const READ: readonly AgentTokenScope[] = ['read_items']
 const WORK: readonly AgentTokenScope[] = ['read_items', 'update_workflow_status']
 
 const itemId = t.String({ description: 'The item id.' })
-const leaseId = t.String({ description: 'The lease id from claim_next (lease.id). Fences the change: a stale lease gets lease_lost.' })
+const leaseId = t.String({
+  description:
+    'The lease id from claim_next (lease.id). Fences the change: a stale lease gets lease_lost.',
+})
 const idempotencyKey = t.String({
-  description: 'Optional, 1 to 255 printable ASCII characters. A retry with the same key and arguments replays the first result and changes nothing (kept 24 h).',
+  description:
+    'Optional, 1 to 255 printable ASCII characters. A retry with the same key and arguments replays the first result and changes nothing (kept 24 h).',
 })
 
 /** `tag` and `tags` of REST, one list for the domain: all must match. */
-const filterTags = (tag?: string, tags?: string[]) => [...(tag !== undefined ? [tag] : []), ...(tags ?? [])]
+const filterTags = (tag?: string, tags?: string[]) => [
+  ...(tag !== undefined ? [tag] : []),
+  ...(tags ?? []),
+]
 
 // The inbox filters are REST's, except `tags`, which is an array here (a query string joins it with commas).
-const { format: _format, tags: _tags, limit: _limit, cursor: _cursor, ...inboxFilters } = InboxQuery.properties
+const {
+  format: _format,
+  tags: _tags,
+  limit: _limit,
+  cursor: _cursor,
+  ...inboxFilters
+} = InboxQuery.properties
 const { lease_seconds: _ls, wait_seconds: _ws, ...workFilters } = ClaimNextBody.properties
 
 /** MCP's own page size: small answers keep an agent's context small (CONTRACT 9). */
@@ -84,13 +105,17 @@ const WhoamiSchema = t.Object({
   caller: t.Object({ ...ClaimantSchema.properties, user_id: t.String() }),
   scopes: t.Array(t.String()),
   server_time: t.String({ format: 'date-time' }),
-  token_expires_at: t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'Leases never outlive the agent token.' }),
+  token_expires_at: t.Union([t.String({ format: 'date-time' }), t.Null()], {
+    description: 'Leases never outlive the agent token.',
+  }),
   lease_limits: t.Object({
     default_lease_seconds: Type.Integer(),
     max_lease_seconds: Type.Integer(),
     max_wait_seconds: Type.Integer(),
     max_retry_after_seconds: Type.Integer(),
-    max_claim_attempts: Type.Integer({ description: 'After this many fresh claims an item is stuck and claim_next passes it over.' }),
+    max_claim_attempts: Type.Integer({
+      description: 'After this many fresh claims an item is stuck and claim_next passes it over.',
+    }),
   }),
 })
 
@@ -99,20 +124,28 @@ const itemLine = (i: ItemJson) =>
   `${i.id} | ${i.title ?? '(untitled)'} | ${i.type} | ${i.requested_action ?? '-'} | ${i.workflow_status} | ${i.claim_status}` +
   (i.lease_expires_at ? ` until ${i.lease_expires_at}` : '') +
   (i.lease_id ? ` | lease ${i.lease_id}` : '')
-const leaseLine = (l: Static<typeof LeaseSchema>) => `lease ${l.id} expires ${l.expires_at} (attempt ${l.attempt})`
+const leaseLine = (l: Static<typeof LeaseSchema>) =>
+  `lease ${l.id} expires ${l.expires_at} (attempt ${l.attempt})`
 
 /** The lease of the caller's own live claim, as claim next reports it. */
 const leaseOfItem = (item: Item) => leaseJson(leaseOf(item))
 
-const change = (ctx: ToolContext, id: string, input: WorkflowChangeInput) => updateItem(ctx.deps, ctx.caller, id, input)
+const change = (ctx: ToolContext, id: string, input: WorkflowChangeInput) =>
+  updateItem(ctx.deps, ctx.caller, id, input)
 
 export const TOOLS: readonly Tool[] = [
   tool({
     name: 'whoami',
     title: 'Who am I',
-    description: 'The caller (agent token or user), its scopes, the server time and the lease limits. Call first.',
+    description:
+      'The caller (agent token or user), its scopes, the server time and the lease limits. Call first.',
     scopes: [],
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     input: t.Object({}, { additionalProperties: false }),
     output: WhoamiSchema,
     async run({ deps, caller }) {
@@ -142,12 +175,23 @@ export const TOOLS: readonly Tool[] = [
       'Items with a requested action, oldest first (the work queue). Filters narrow it; claim_status "claimable" shows what claim_next would pick. ' +
       `Pages of limit items (1 to ${MCP_PAGE.max}, default ${MCP_PAGE.default}); pass next_cursor back as cursor for the next page.`,
     scopes: READ,
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     input: t.Object(
       {
         ...inboxFilters,
         tags: t.Optional(t.Array(t.String(), { description: 'All must match (AND with tag).' })),
-        limit: t.Optional(Type.Integer({ minimum: 1, maximum: MCP_PAGE.max, description: `1 to ${MCP_PAGE.max}; default ${MCP_PAGE.default}.` })),
+        limit: t.Optional(
+          Type.Integer({
+            minimum: 1,
+            maximum: MCP_PAGE.max,
+            description: `1 to ${MCP_PAGE.max}; default ${MCP_PAGE.default}.`,
+          }),
+        ),
         cursor: t.Optional(t.String({ description: 'next_cursor of the previous page.' })),
       },
       { additionalProperties: false },
@@ -155,14 +199,24 @@ export const TOOLS: readonly Tool[] = [
     output: PageSchema,
     async run({ deps, caller }, a) {
       const page = await listInbox(deps, caller, {
-        workflowStatus: a.workflow_status, requestedAction: a.requested_action, type: a.type, destinationKind: a.destination_kind,
-        destinationName: a.destination_name, tags: filterTags(a.tag, a.tags), claimStatus: a.claim_status, cursor: a.cursor,
+        workflowStatus: a.workflow_status,
+        requestedAction: a.requested_action,
+        type: a.type,
+        destinationKind: a.destination_kind,
+        destinationName: a.destination_name,
+        tags: filterTags(a.tag, a.tags),
+        claimStatus: a.claim_status,
+        cursor: a.cursor,
         limit: a.limit ?? MCP_PAGE.default,
       })
       return pageJson(page)
     },
     text: (r) =>
-      [...r.items.map(itemLine), r.items.length === 0 ? 'No items.' : '', r.next_cursor ? `next_cursor: ${r.next_cursor}` : 'End of inbox.']
+      [
+        ...r.items.map(itemLine),
+        r.items.length === 0 ? 'No items.' : '',
+        r.next_cursor ? `next_cursor: ${r.next_cursor}` : 'End of inbox.',
+      ]
         .filter(Boolean)
         .join('\n'),
   }),
@@ -170,14 +224,28 @@ export const TOOLS: readonly Tool[] = [
   tool({
     name: 'item_get',
     title: 'Get an item',
-    description: 'One item with its signed image link; history: true adds every claim, release, done, note and revoke, oldest first.',
+    description:
+      'One item with its signed image link; history: true adds every claim, release, done, note and revoke, oldest first.',
     scopes: READ,
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     input: t.Object(
-      { id: itemId, history: t.Optional(t.Boolean({ description: 'Include the workflow history (default false).' })) },
+      {
+        id: itemId,
+        history: t.Optional(
+          t.Boolean({ description: 'Include the workflow history (default false).' }),
+        ),
+      },
       { additionalProperties: false },
     ),
-    output: t.Object({ item: ItemWithImageSchema, history: t.Optional(HistorySchema.properties.events) }),
+    output: t.Object({
+      item: ItemWithImageSchema,
+      history: t.Optional(HistorySchema.properties.events),
+    }),
     async run({ deps, caller }, a) {
       const found = await getItem(deps, caller, a.id)
       const item = { ...itemJson(found), source_image_url: found.sourceImageUrl }
@@ -191,7 +259,10 @@ export const TOOLS: readonly Tool[] = [
         r.item.action_note ? `action note: ${r.item.action_note}` : '',
         r.item.resolution_note ? `resolution note: ${r.item.resolution_note}` : '',
         r.item.tags.length ? `tags: ${r.item.tags.join(', ')}` : '',
-        ...(r.history ?? []).map((e) => `${e.at} ${e.action} by ${e.actor.kind} ${e.actor.name ?? e.actor.id}${e.note ? `: ${e.note}` : ''}`),
+        ...(r.history ?? []).map(
+          (e) =>
+            `${e.at} ${e.action} by ${e.actor.kind} ${e.actor.name ?? e.actor.id}${e.note ? `: ${e.note}` : ''}`,
+        ),
       ]
         .filter(Boolean)
         .join('\n'),
@@ -205,12 +276,23 @@ export const TOOLS: readonly Tool[] = [
       `lease_seconds 1 to ${LIMITS.leaseSeconds} (default ${LIMITS.defaultLeaseSeconds}); wait_seconds 0 to ${LIMITS.waitSeconds} waits for work. ` +
       'item and lease are null when nothing is claimable. Keep lease.id: pass it as lease_id to lease_renew, lease_release and item_complete.',
     scopes: WORK,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
     input: t.Object(
       {
         ...workFilters,
-        lease_seconds: t.Optional(Type.Integer({ description: `1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.` })),
-        wait_seconds: t.Optional(Type.Integer({ description: `0 to ${LIMITS.waitSeconds}; default 0 (answer at once).` })),
+        lease_seconds: t.Optional(
+          Type.Integer({
+            description: `1 to ${LIMITS.leaseSeconds}; default ${LIMITS.defaultLeaseSeconds}.`,
+          }),
+        ),
+        wait_seconds: t.Optional(
+          Type.Integer({ description: `0 to ${LIMITS.waitSeconds}; default 0 (answer at once).` }),
+        ),
         idempotency_key: t.Optional(idempotencyKey),
       },
       { additionalProperties: false },
@@ -218,15 +300,33 @@ export const TOOLS: readonly Tool[] = [
     output: ClaimNextSchema,
     replayable: true,
     async run({ deps, caller, signal }, a) {
-      const result = await claimNext(deps, caller, {
-        requestedAction: a.requested_action, type: a.type, destinationKind: a.destination_kind, destinationName: a.destination_name,
-        tags: filterTags(a.tag, a.tags), leaseSeconds: a.lease_seconds, waitSeconds: a.wait_seconds,
-      }, signal)
-      return result.item ? { item: itemJson(result.item), lease: leaseJson(result.lease) } : { item: null, lease: null }
+      const result = await claimNext(
+        deps,
+        caller,
+        {
+          requestedAction: a.requested_action,
+          type: a.type,
+          destinationKind: a.destination_kind,
+          destinationName: a.destination_name,
+          tags: filterTags(a.tag, a.tags),
+          leaseSeconds: a.lease_seconds,
+          waitSeconds: a.wait_seconds,
+        },
+        signal,
+      )
+      return result.item
+        ? { item: itemJson(result.item), lease: leaseJson(result.lease) }
+        : { item: null, lease: null }
     },
     text: (r) =>
       r.item && r.lease
-        ? [itemLine(r.item), leaseLine(r.lease), r.item.action_note ? `action note: ${r.item.action_note}` : ''].filter(Boolean).join('\n')
+        ? [
+            itemLine(r.item),
+            leaseLine(r.lease),
+            r.item.action_note ? `action note: ${r.item.action_note}` : '',
+          ]
+            .filter(Boolean)
+            .join('\n')
         : 'Nothing claimable right now.',
   }),
 
@@ -235,14 +335,27 @@ export const TOOLS: readonly Tool[] = [
     title: 'Renew a lease',
     description: `Extends your lease to lease_seconds from now (1 to ${LIMITS.leaseSeconds}). Fails with lease_lost when the lease expired, was revoked or re-issued: stop working on the item then.`,
     scopes: WORK,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     input: t.Object(
-      { item_id: itemId, lease_id: leaseId, lease_seconds: Type.Integer({ description: `1 to ${LIMITS.leaseSeconds}.` }) },
+      {
+        item_id: itemId,
+        lease_id: leaseId,
+        lease_seconds: Type.Integer({ description: `1 to ${LIMITS.leaseSeconds}.` }),
+      },
       { additionalProperties: false },
     ),
     output: ItemAndLease,
     async run(ctx, a) {
-      const item = await change(ctx, a.item_id, { claimAction: 'claim', leaseSeconds: a.lease_seconds, leaseId: a.lease_id })
+      const item = await change(ctx, a.item_id, {
+        claimAction: 'claim',
+        leaseSeconds: a.lease_seconds,
+        leaseId: a.lease_id,
+      })
       return { item: itemJson(item), lease: leaseOfItem(item) }
     },
     text: (r) => `${itemLine(r.item)}\n${leaseLine(r.lease)}`,
@@ -253,14 +366,29 @@ export const TOOLS: readonly Tool[] = [
     title: 'Release a lease',
     description: `Gives the item back to the queue unfinished. retry_after_seconds (1 to ${LIMITS.retryAfterSeconds}) keeps claim_next from handing it out again until then.`,
     scopes: WORK,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
     input: t.Object(
-      { item_id: itemId, lease_id: leaseId, retry_after_seconds: t.Optional(Type.Integer({ description: `1 to ${LIMITS.retryAfterSeconds}.` })) },
+      {
+        item_id: itemId,
+        lease_id: leaseId,
+        retry_after_seconds: t.Optional(
+          Type.Integer({ description: `1 to ${LIMITS.retryAfterSeconds}.` }),
+        ),
+      },
       { additionalProperties: false },
     ),
     output: ItemOnly,
     async run(ctx, a) {
-      const item = await change(ctx, a.item_id, { claimAction: 'release', leaseId: a.lease_id, retryAfterSeconds: a.retry_after_seconds })
+      const item = await change(ctx, a.item_id, {
+        claimAction: 'release',
+        leaseId: a.lease_id,
+        retryAfterSeconds: a.retry_after_seconds,
+      })
       return { item: itemJson(item) }
     },
     text: (r) => itemLine(r.item),
@@ -273,12 +401,19 @@ export const TOOLS: readonly Tool[] = [
       'Marks the item done (and releases your claim), optionally with a resolution note. Pass lease_id to apply only while your lease is live; ' +
       'pass idempotency_key to retry safely.',
     scopes: WORK,
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
     input: t.Object(
       {
         item_id: itemId,
         lease_id: t.Optional(leaseId),
-        resolution_note: t.Optional(t.String({ description: `What was done; at most ${LIMITS.note} characters.` })),
+        resolution_note: t.Optional(
+          t.String({ description: `What was done; at most ${LIMITS.note} characters.` }),
+        ),
         idempotency_key: t.Optional(idempotencyKey),
       },
       { additionalProperties: false },
@@ -286,7 +421,11 @@ export const TOOLS: readonly Tool[] = [
     output: ItemOnly,
     replayable: true,
     async run(ctx, a) {
-      const item = await change(ctx, a.item_id, { workflowStatus: 'done', leaseId: a.lease_id, resolutionNote: a.resolution_note })
+      const item = await change(ctx, a.item_id, {
+        workflowStatus: 'done',
+        leaseId: a.lease_id,
+        resolutionNote: a.resolution_note,
+      })
       return { item: itemJson(item) }
     },
     text: (r) => itemLine(r.item),
@@ -295,11 +434,21 @@ export const TOOLS: readonly Tool[] = [
   tool({
     name: 'item_add_note',
     title: 'Note progress on an item',
-    description: "Sets the item's resolution note (the latest note wins; every note stays in the history). Pass lease_id to apply only while your lease is live.",
+    description:
+      "Sets the item's resolution note (the latest note wins; every note stays in the history). Pass lease_id to apply only while your lease is live.",
     scopes: WORK,
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
     input: t.Object(
-      { item_id: itemId, note: t.String({ description: `At most ${LIMITS.note} characters.` }), lease_id: t.Optional(leaseId) },
+      {
+        item_id: itemId,
+        note: t.String({ description: `At most ${LIMITS.note} characters.` }),
+        lease_id: t.Optional(leaseId),
+      },
       { additionalProperties: false },
     ),
     output: ItemOnly,

@@ -18,7 +18,18 @@ export interface ImageStore {
 /** The image formats accepted, recognised by their first bytes, never by a file name. */
 export function sniffImageType(bytes: Uint8Array): string | null {
   const b = bytes
-  if (b.length >= 8 && b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47 && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a) return 'image/png'
+  if (
+    b.length >= 8 &&
+    b[0] === 0x89 &&
+    b[1] === 0x50 &&
+    b[2] === 0x4e &&
+    b[3] === 0x47 &&
+    b[4] === 0x0d &&
+    b[5] === 0x0a &&
+    b[6] === 0x1a &&
+    b[7] === 0x0a
+  )
+    return 'image/png'
   if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg'
   const ascii = (from: number, to: number) => String.fromCharCode(...b.subarray(from, to))
   if (b.length >= 6 && (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a')) return 'image/gif'
@@ -37,7 +48,12 @@ export class UrlSigner {
     return createHmac('sha256', this.key).update(`${key}.${expires}`).digest('base64url')
   }
 
-  verify(key: string, expires: string, signature: string, now = Date.now()): 'ok' | 'expired' | 'bad' {
+  verify(
+    key: string,
+    expires: string,
+    signature: string,
+    now = Date.now(),
+  ): 'ok' | 'expired' | 'bad' {
     if (!/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return 'bad'
     const expected = Buffer.from(this.sign(key, Number(expires)))
     const given = Buffer.from(signature)
@@ -101,11 +117,21 @@ export class S3ImageStore implements ImageStore {
   }
 
   signedUrl(key: string, contentType: string): string {
-    return this.client.presign(`images/${key}`, { method: 'GET', expiresIn: this.ttlSeconds, type: contentType })
+    return this.client.presign(`images/${key}`, {
+      method: 'GET',
+      expiresIn: this.ttlSeconds,
+      type: contentType,
+    })
   }
 }
 
 export function createImageStore(config: Config): ImageStore {
   const signer = new UrlSigner(config.urlSigningKey, config.signedUrlTtlSeconds)
-  return config.s3 ? new S3ImageStore(config.s3, config.signedUrlTtlSeconds) : new LocalImageStore(config.dataDir, signer, config.publicUrl ?? `http://localhost:${config.port}`)
+  return config.s3
+    ? new S3ImageStore(config.s3, config.signedUrlTtlSeconds)
+    : new LocalImageStore(
+        config.dataDir,
+        signer,
+        config.publicUrl ?? `http://localhost:${config.port}`,
+      )
 }

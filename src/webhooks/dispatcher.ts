@@ -86,7 +86,9 @@ export class WebhookDispatcher {
       await this.prune()
     } catch (error) {
       if (this.deps.db.$client.closed) return this.stop()
-      this.deps.logger.warn('webhook dispatch failed', { error: error instanceof Error ? error.message : String(error) })
+      this.deps.logger.warn('webhook dispatch failed', {
+        error: error instanceof Error ? error.message : String(error),
+      })
     }
     this.schedule(this.pollMs)
   }
@@ -111,7 +113,8 @@ export class WebhookDispatcher {
       `${CHANGE_SELECT} WHERE e.id > ? AND e.id <= ? AND e.user_id IN (${users.map(() => '?').join(', ')}) ORDER BY e.id LIMIT ${ENQUEUE_BATCH}`,
       [from, max, ...users],
     )
-    const upto = rows.length === ENQUEUE_BATCH ? changeSeq(rows[rows.length - 1]!) : max
+    const lastRow = rows.at(-1)
+    const upto = rows.length === ENQUEUE_BATCH && lastRow ? changeSeq(lastRow) : max
     const now = this.deps.clock.now()
     const statements: BatchStatement[] = []
     for (const hook of hooks) {
@@ -119,7 +122,8 @@ export class WebhookDispatcher {
       const actions = JSON.parse(String(hook.actions)) as string[]
       const start = Number(hook.enqueued_seq)
       if (start >= upto) continue
-      const still = 'EXISTS (SELECT 1 FROM webhooks WHERE id = :hook AND enabled = 1 AND enqueued_seq = :start)'
+      const still =
+        'EXISTS (SELECT 1 FROM webhooks WHERE id = :hook AND enabled = 1 AND enqueued_seq = :start)'
       for (const row of rows) {
         if (changeUser(row) !== userId || changeSeq(row) <= start) continue
         // The record as the endpoint's owner sees it, at the moment it is enqueued.
@@ -128,7 +132,15 @@ export class WebhookDispatcher {
         statements.push({
           sql: `INSERT OR IGNORE INTO webhook_deliveries (webhook_id, user_id, seq, action, payload, status, attempts, next_attempt_at, created_at)
                 SELECT :hook, :user, :seq, :action, :payload, 'pending', 0, :now, :now WHERE ${still}`,
-          args: { hook: String(hook.id), user: userId, seq: Number(record.seq), action: record.action, payload: webhookPayload(record), now, start },
+          args: {
+            hook: String(hook.id),
+            user: userId,
+            seq: Number(record.seq),
+            action: record.action,
+            payload: webhookPayload(record),
+            now,
+            start,
+          },
         })
       }
       statements.push({
@@ -145,12 +157,13 @@ export class WebhookDispatcher {
     if (now - this.prunedAt < PRUNE_EVERY_MS) return
     this.prunedAt = now
     const cutoff = now - RETENTION_MS
-    await this.deps.db.$batch(
-      [
-        { sql: "DELETE FROM webhook_deliveries WHERE status IN ('succeeded', 'failed') AND created_at < ?", args: [cutoff] },
-        { sql: 'DELETE FROM webhook_attempts WHERE at < ?', args: [cutoff] },
-      ],
-    )
+    await this.deps.db.$batch([
+      {
+        sql: "DELETE FROM webhook_deliveries WHERE status IN ('succeeded', 'failed') AND created_at < ?",
+        args: [cutoff],
+      },
+      { sql: 'DELETE FROM webhook_attempts WHERE at < ?', args: [cutoff] },
+    ])
   }
 
   /** Claims due deliveries (each by exactly one process) and attempts them without waiting. */
@@ -161,31 +174,44 @@ export class WebhookDispatcher {
     const lease = randomBytes(12).toString('base64url')
     // Longer than an attempt can take (DNS, connect, the timeout), so a live lease is never doubled.
     const until = now + this.policy.timeoutMs * 2 + 10_000
-    const claimed = (await this.deps.db.$client.execute({
-      sql: `UPDATE webhook_deliveries SET lease_id = :lease, lease_expires_at = :until, attempts = attempts + 1
+    const claimed = (
+      await this.deps.db.$client.execute({
+        sql: `UPDATE webhook_deliveries SET lease_id = :lease, lease_expires_at = :until, attempts = attempts + 1
             WHERE id IN (
               SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.enabled = 1
               WHERE d.status = 'pending' AND d.next_attempt_at <= :now AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= :now)
               ORDER BY d.next_attempt_at, d.id LIMIT :room)
               AND status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at <= :now)
             RETURNING id, webhook_id, payload, attempts`,
-      args: { lease, until, now, room },
-    })).rows
+        args: { lease, until, now, room },
+      })
+    ).rows
     if (claimed.length === 0) return
     const ids = [...new Set(claimed.map((r) => String(r.webhook_id)))]
     const hooks = new Map(
-      (await this.deps.db.$client.execute({
-        sql: `SELECT id, url, secret FROM webhooks WHERE id IN (${ids.map(() => '?').join(', ')})`,
-        args: ids,
-      })).rows.map((r) => [String(r.id), { url: String(r.url), secret: String(r.secret) }]),
+      (
+        await this.deps.db.$client.execute({
+          sql: `SELECT id, url, secret FROM webhooks WHERE id IN (${ids.map(() => '?').join(', ')})`,
+          args: ids,
+        })
+      ).rows.map((r) => [String(r.id), { url: String(r.url), secret: String(r.secret) }]),
     )
     for (const r of claimed) {
-      const delivery: Claimed = { id: Number(r.id), webhookId: String(r.webhook_id), payload: String(r.payload), attempt: Number(r.attempts) }
+      const delivery: Claimed = {
+        id: Number(r.id),
+        webhookId: String(r.webhook_id),
+        payload: String(r.payload),
+        attempt: Number(r.attempts),
+      }
       const hook = hooks.get(delivery.webhookId)
       if (!hook) continue // deleted meanwhile: its outbox rows are gone too
       this.inFlight++
       void this.attempt(delivery, hook, lease)
-        .catch((error) => this.deps.logger.warn('webhook attempt failed', { error: error instanceof Error ? error.message : String(error) }))
+        .catch((error) =>
+          this.deps.logger.warn('webhook attempt failed', {
+            error: error instanceof Error ? error.message : String(error),
+          }),
+        )
         .finally(() => this.inFlight--)
     }
   }
@@ -196,14 +222,17 @@ export class WebhookDispatcher {
       const url = new URL(hook.url)
       // Again at delivery, after DNS: a name may have moved to a private address since registration.
       const guard = await checkDestination(url, this.policy.allowPrivateNetworks)
-      if (!guard.ok) outcome = { ok: false, gone: false, status: null, error: `refused: ${guard.reason}` }
+      if (!guard.ok)
+        outcome = { ok: false, gone: false, status: null, error: `refused: ${guard.reason}` }
       else {
         const messageId = `msg_${delivery.id}`
         // The signature's timestamp is the receiver's replay guard: real time, not the domain clock.
         const timestamp = new Date()
         const signature = new Signer(hook.secret).sign(messageId, timestamp, delivery.payload)
         // Connect to the address just checked, not to whatever the name resolves to next.
-        const pinned = this.policy.allowPrivateNetworks ? null : pinnedTarget(url, guard.addresses[0]!)
+        const checked = guard.addresses[0]
+        const pinned =
+          this.policy.allowPrivateNetworks || !checked ? null : pinnedTarget(url, checked)
         const res = await fetch(pinned?.target ?? url, {
           method: 'POST',
           ...(pinned?.serverName ? { tls: { serverName: pinned.serverName } } : {}),
@@ -220,11 +249,21 @@ export class WebhookDispatcher {
           signal: AbortSignal.timeout(this.policy.timeoutMs),
         })
         await res.body?.cancel().catch(() => {})
-        outcome = { ok: res.status >= 200 && res.status < 300, gone: res.status === 410, status: res.status, error: null }
+        outcome = {
+          ok: res.status >= 200 && res.status < 300,
+          gone: res.status === 410,
+          status: res.status,
+          error: null,
+        }
       }
     } catch (error) {
       const name = (error as { name?: string } | undefined)?.name
-      outcome = { ok: false, gone: false, status: null, error: name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'network error' }
+      outcome = {
+        ok: false,
+        gone: false,
+        status: null,
+        error: name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'network error',
+      }
     }
     await this.record(delivery, lease, outcome)
   }
@@ -235,14 +274,24 @@ export class WebhookDispatcher {
     const schedule = this.policy.retrySchedule
     let status: 'succeeded' | 'retrying' | 'failed'
     let next: number | null = null
+    const delay = schedule[delivery.attempt - 1]
     if (outcome.ok) status = 'succeeded'
-    else if (outcome.gone || delivery.attempt > schedule.length) status = 'failed'
-    else (status = 'retrying'), (next = now + Math.round(schedule[delivery.attempt - 1]! * 1000))
+    else if (outcome.gone || delay === undefined) status = 'failed'
+    else (status = 'retrying'), (next = now + Math.round(delay * 1000))
     const done = `done:${lease}`
     const mine = 'EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = :id AND lease_id = :done)'
     const p = {
-      id: delivery.id, lease, done, now, next, webhook: delivery.webhookId, attempt: delivery.attempt, status,
-      outboxStatus: status === 'retrying' ? 'pending' : status, response: outcome.status, error: outcome.error,
+      id: delivery.id,
+      lease,
+      done,
+      now,
+      next,
+      webhook: delivery.webhookId,
+      attempt: delivery.attempt,
+      status,
+      outboxStatus: status === 'retrying' ? 'pending' : status,
+      response: outcome.status,
+      error: outcome.error,
       maxFailures: WEBHOOK_LIMITS.failuresInARow,
     }
     const webhookUpdate = outcome.ok
@@ -253,31 +302,29 @@ export class WebhookDispatcher {
              disabled_reason = CASE WHEN failures + 1 >= :maxFailures THEN coalesce(disabled_reason, 'failures') ELSE disabled_reason END,
              enabled = CASE WHEN failures + 1 >= :maxFailures THEN 0 ELSE enabled END
            WHERE id = :webhook AND ${mine}`
-    await this.deps.db.$batch(
-      [
-        {
-          sql: `UPDATE webhook_deliveries SET next_attempt_at = coalesce(:next, next_attempt_at),
+    await this.deps.db.$batch([
+      {
+        sql: `UPDATE webhook_deliveries SET next_attempt_at = coalesce(:next, next_attempt_at),
                   status = CASE WHEN :outboxStatus = 'pending' AND NOT EXISTS (SELECT 1 FROM webhooks WHERE id = :webhook AND enabled = 1)
                     THEN 'failed' ELSE :outboxStatus END,
                   lease_id = :done, lease_expires_at = NULL
                 WHERE id = :id AND lease_id = :lease`,
-          args: p,
-        },
-        {
-          sql: `INSERT INTO webhook_attempts (delivery_id, webhook_id, seq, action, attempt, status, response_status, error, at, next_attempt_at)
+        args: p,
+      },
+      {
+        sql: `INSERT INTO webhook_attempts (delivery_id, webhook_id, seq, action, attempt, status, response_status, error, at, next_attempt_at)
                 SELECT id, webhook_id, seq, action, :attempt, :status, :response, :error, :now, :next FROM webhook_deliveries
                 WHERE id = :id AND lease_id = :done`,
-          args: p,
-        },
-        { sql: webhookUpdate, args: p },
-        // A disabled endpoint's waiting deliveries are given up, so the pruning can drop them.
-        {
-          sql: `UPDATE webhook_deliveries SET status = 'failed'
+        args: p,
+      },
+      { sql: webhookUpdate, args: p },
+      // A disabled endpoint's waiting deliveries are given up, so the pruning can drop them.
+      {
+        sql: `UPDATE webhook_deliveries SET status = 'failed'
                 WHERE webhook_id = :webhook AND status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at <= :now)
                   AND EXISTS (SELECT 1 FROM webhooks WHERE id = :webhook AND enabled = 0) AND ${mine}`,
-          args: p,
-        },
-      ],
-    )
+        args: p,
+      },
+    ])
   }
 }
