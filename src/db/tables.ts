@@ -57,6 +57,12 @@ export const items = sqliteTable(
     imageBytes: integer('image_bytes'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
+    /**
+     * REST's rendering of the caller-independent fields (JSON), kept by triggers on every write
+     * (drizzle/migrations/0007_item_doc_triggers.sql): a list page reads one column per item and
+     * splices in the caller's claim view instead of building twenty values per row.
+     */
+    doc: text('doc'),
     /** Marks which PATCH wrote the row last, so the statements of one batch can see that it applied. */
     revision: text('revision'),
   },

@@ -3,7 +3,9 @@ import { claimantOf, requireScope, type Caller } from './caller'
 import { claimSql, leaseEnd } from './claims'
 import type { Deps } from './deps'
 import {
+  AS_ITEM,
   ITEM_COLUMNS,
+  type ItemProjection,
   toItemRecord,
   type ClaimStatusFilter,
   type Item,
@@ -56,11 +58,12 @@ function workWhere(filter: WorkFilter, p: Record<string, string | number | null>
  * caller sees it. The partial index `items_inbox` (user, workflow status, created_at, id) serves
  * the common agent query — pending, available, oldest first — without a scan or a sort.
  */
-export async function listInbox(
+export async function listInbox<T extends { id: string; createdAt: number } = Item>(
   deps: Deps,
   caller: Caller,
   filter: InboxFilter,
-): Promise<Page<Item>> {
+  as: ItemProjection<T> = AS_ITEM as unknown as ItemProjection<T>,
+): Promise<Page<T>> {
   requireScope(caller, 'read_items')
   const limit = pageLimit(filter.limit)
   const cursor = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor)
@@ -86,11 +89,11 @@ export async function listInbox(
   p.limit = limit + 1
 
   const rows = await deps.db.$rows(
-    `SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT :limit`,
+    `SELECT ${as.columns()} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT :limit`,
     p,
   )
   return toPage(
-    rows.map((row) => toItemRecord(row, caller, now)),
+    rows.map((row) => as.read(row, caller, now)),
     limit,
   )
 }

@@ -89,6 +89,53 @@ const C = Object.fromEntries(ITEM_COLUMN_NAMES.map((name, i) => [name, i])) as R
   number
 >
 
+/**
+ * An item as its stored REST document (`items.doc`, kept by triggers) plus the caller's claim
+ * view: what the REST lists read, one text column per row instead of twenty values.
+ */
+export interface ItemDoc {
+  id: string
+  createdAt: number
+  /** JSON object of the caller-independent fields, in REST's spelling. */
+  doc: string
+  claim: ClaimView
+}
+
+/** How a list reads its rows: as Items (GraphQL, MCP, Markdown), or as stored documents (REST JSON). */
+export interface ItemProjection<T extends { id: string; createdAt: number }> {
+  columns: (alias?: string) => string
+  read: (row: RawRow, caller: Caller, now: number) => T
+}
+
+export const AS_ITEM: ItemProjection<Item> = {
+  columns: (alias) => (alias ? ITEM_COLUMNS_AS(alias) : ITEM_COLUMNS),
+  read: (row, caller, now) => toItemRecord(row, caller, now).item,
+}
+
+const DOC_COLUMNS = [
+  'doc',
+  'claim_kind',
+  'claim_id',
+  'claim_name',
+  'lease_expires_at',
+  'lease_id',
+  'created_at',
+  'id',
+]
+
+export const AS_DOC: ItemProjection<ItemDoc> = {
+  columns: (alias) => DOC_COLUMNS.map((c) => (alias ? `${alias}.${c}` : c)).join(', '),
+  read: (row, caller, now) => {
+    const r = row as unknown[]
+    return {
+      doc: String(r[0]),
+      claim: claimView(r[1], r[2], r[3], num(r[4]), r[5], caller, now),
+      createdAt: Number(r[6]),
+      id: String(r[7]),
+    }
+  },
+}
+
 /** An item with what only the domain sees: where its image is stored. */
 export interface ItemRecord {
   item: Item
@@ -98,14 +145,52 @@ export interface ItemRecord {
 const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v))
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
 
-/** One row → the caller's view. An expired lease reads as available: no sweeper is needed. */
+/** The part of an item that depends on who asks and when (CONTRACT 2 and 7). */
+export interface ClaimView {
+  claimStatus: ClaimStatus
+  claimedBy: Claimant | null
+  leaseExpiresAt: number | null
+  leaseId: string | null
+}
+
+/**
+ * The claim as `caller` sees it at `now`: an expired lease reads as available and shows no
+ * holder, so no sweeper is ever needed; the lease id is shown to its holder only.
+ */
+export function claimView(
+  kind: unknown,
+  claimId: unknown,
+  name: unknown,
+  leaseMs: number | null,
+  leaseId: unknown,
+  caller: Caller,
+  now: number,
+): ClaimView {
+  if (!isLiveClaim(claimId, leaseMs, now)) {
+    return { claimStatus: 'available', claimedBy: null, leaseExpiresAt: null, leaseId: null }
+  }
+  const me = claimantOf(caller)
+  const mine = kind === me.kind && claimId === me.id
+  return {
+    claimStatus: mine ? 'mine' : 'claimed',
+    claimedBy: { kind: kind as Claimant['kind'], id: String(claimId), name: str(name) },
+    leaseExpiresAt: leaseMs,
+    leaseId: mine ? str(leaseId) : null,
+  }
+}
+
+/** One row → the caller's view. */
 export function toItemRecord(row: RawRow, caller: Caller, now: number): ItemRecord {
   const r = row as unknown[]
-  const claimId = r[C.claim_id]
-  const leaseMs = num(r[C.lease_expires_at])
-  const live = isLiveClaim(claimId, leaseMs, now)
-  const me = claimantOf(caller)
-  const mine = live && r[C.claim_kind] === me.kind && claimId === me.id
+  const claim = claimView(
+    r[C.claim_kind],
+    r[C.claim_id],
+    r[C.claim_name],
+    num(r[C.lease_expires_at]),
+    r[C.lease_id],
+    caller,
+    now,
+  )
   const imageKey = str(r[C.image_key])
   return {
     item: {
@@ -121,16 +206,7 @@ export function toItemRecord(row: RawRow, caller: Caller, now: number): ItemReco
       requestedAction: str(r[C.requested_action]) as RequestedAction | null,
       destinationKind: str(r[C.destination_kind]),
       destinationName: str(r[C.destination_name]),
-      claimStatus: !live ? 'available' : mine ? 'mine' : 'claimed',
-      claimedBy: live
-        ? {
-            kind: r[C.claim_kind] as Claimant['kind'],
-            id: String(claimId),
-            name: str(r[C.claim_name]),
-          }
-        : null,
-      leaseExpiresAt: live ? leaseMs : null,
-      leaseId: mine ? str(r[C.lease_id]) : null,
+      ...claim,
       attempts: Number(r[C.attempts] ?? 0),
       availableAt: num(r[C.available_at]),
       createdAt: Number(r[C.created_at]),

@@ -5,8 +5,9 @@ import { requireScope, requireSession, type Caller } from './caller'
 import type { Deps } from './deps'
 import { newId } from './ids'
 import {
+  AS_ITEM,
   ITEM_COLUMNS,
-  ITEM_COLUMNS_AS,
+  type ItemProjection,
   toItemRecord,
   type ExtractionStatus,
   type Item,
@@ -48,11 +49,12 @@ export interface NewItem {
  * every page costs what the first costs. With tag filters the first tag's index drives the scan
  * in the same order and the other tags are checked by primary-key lookups.
  */
-export async function listItems(
+export async function listItems<T extends { id: string; createdAt: number } = Item>(
   deps: Deps,
   caller: Caller,
   filter: ItemFilter,
-): Promise<Page<Item>> {
+  as: ItemProjection<T> = AS_ITEM as unknown as ItemProjection<T>,
+): Promise<Page<T>> {
   requireScope(caller, 'read_items')
   const limit = pageLimit(filter.limit)
   const tags = filterTags(filter.tags)
@@ -67,7 +69,7 @@ export async function listItems(
     if (filter.type) where.push('type = ?'), args.push(filter.type)
     if (filter.status) where.push('status = ?'), args.push(filter.status)
     if (cursor) where.push('(created_at, id) < (?, ?)'), args.push(cursor.createdAt, cursor.id)
-    sql = `SELECT ${ITEM_COLUMNS} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`
+    sql = `SELECT ${as.columns()} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`
   } else {
     const where = ['t.user_id = ?', 't.tag = ?']
     const [first, ...others] = tags as [string, ...string[]]
@@ -80,13 +82,13 @@ export async function listItems(
     }
     if (filter.type) where.push('i.type = ?'), args.push(filter.type)
     if (filter.status) where.push('i.status = ?'), args.push(filter.status)
-    sql = `SELECT ${ITEM_COLUMNS_AS('i')} FROM item_tags t JOIN items i ON i.id = t.item_id
+    sql = `SELECT ${as.columns('i')} FROM item_tags t JOIN items i ON i.id = t.item_id
            WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.item_id DESC LIMIT ?`
   }
   args.push(limit + 1)
   const rows = await deps.db.$rows(sql, args)
   return toPage(
-    rows.map((row) => toItemRecord(row, caller, now)),
+    rows.map((row) => as.read(row, caller, now)),
     limit,
   )
 }

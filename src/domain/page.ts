@@ -1,5 +1,4 @@
 import { invalidField } from '../errors'
-import type { ItemRecord } from './item'
 
 /** A position in a (created_at, id) keyset order. */
 export interface Cursor {
@@ -31,10 +30,13 @@ export interface Page<T> {
   cursorAt(index: number): string
 }
 
-/** `limit + 1` rows read → the page, and a next cursor when more follow. */
-export function toPage(records: ItemRecord[], limit: number): Page<ItemRecord['item']> {
-  const more = records.length > limit
-  const items = (more ? records.slice(0, limit) : records).map((r) => r.item)
+/** `limit + 1` items read → the page, and a next cursor when more follow. */
+export function toPage<T extends { id: string; createdAt: number }>(
+  read: T[],
+  limit: number,
+): Page<T> {
+  const more = read.length > limit
+  const items = more ? read.slice(0, limit) : read
   const cursorAt = (i: number) => {
     const item = items[i]
     if (!item) throw new RangeError(`no item ${i} on this page`)

@@ -3,6 +3,7 @@ import type { CallerResolver } from '../auth/caller'
 import type { CallerRateLimiter } from '../auth/rate-limit'
 import { invalid } from '../errors'
 import type { Deps } from '../domain/deps'
+import { AS_DOC } from '../domain/item'
 import { claimNext, listInbox } from '../domain/inbox'
 import { createItem, deleteItem, getItem, listItems, type NewItem } from '../domain/items'
 import { itemHistory, updateItem } from '../domain/workflow'
@@ -25,7 +26,15 @@ import {
   documented,
   errors,
 } from './schemas'
-import { historyJson, itemJson, itemWithImageJson, leaseJson, pageJson } from './serialize'
+import {
+  docPageJson,
+  historyJson,
+  itemJson,
+  itemWithImageJson,
+  leaseJson,
+  type PageJson,
+  pageJson,
+} from './serialize'
 
 export interface ItemRouteDeps {
   deps: Deps
@@ -39,6 +48,10 @@ export interface ItemRouteDeps {
  */
 const markdown = <T>(body: string) =>
   new Response(body, { headers: { 'content-type': MARKDOWN } }) as unknown as T
+
+/** JSON already rendered as text (the lists' stored documents), typed as the answer it is. */
+const jsonText = <T>(body: string) =>
+  new Response(body, { headers: { 'content-type': 'application/json;charset=utf-8' } }) as unknown as T
 
 /** `tag` and the comma-separated `tags` of a query string: one list, all must match. */
 const queryTags = (tag?: string, tags?: string) => [
@@ -121,16 +134,19 @@ export function itemRoutes({ deps, resolveCaller, rateLimit }: ItemRouteDeps) {
     .get(
       '/items',
       async ({ caller, query: q }) => {
-        const page = pageJson(
-          await listItems(deps, caller, {
-            type: q.type,
-            status: q.status,
-            tags: queryTags(q.tag, q.tags),
-            cursor: q.cursor,
-            limit: q.limit,
-          }),
-        )
-        return q.format === 'md' ? markdown<typeof page>(renderPage('Saved items', page)) : page
+        const filter = {
+          type: q.type,
+          status: q.status,
+          tags: queryTags(q.tag, q.tags),
+          cursor: q.cursor,
+          limit: q.limit,
+        }
+        if (q.format === 'md') {
+          return markdown<PageJson>(
+            renderPage('Saved items', pageJson(await listItems(deps, caller, filter))),
+          )
+        }
+        return jsonText<PageJson>(docPageJson(await listItems(deps, caller, filter, AS_DOC)))
       },
       {
         query: ItemListQuery,
@@ -269,20 +285,23 @@ export function itemRoutes({ deps, resolveCaller, rateLimit }: ItemRouteDeps) {
     .get(
       '/inbox',
       async ({ caller, query: q }) => {
-        const page = pageJson(
-          await listInbox(deps, caller, {
-            workflowStatus: q.workflow_status,
-            requestedAction: q.requested_action,
-            type: q.type,
-            destinationKind: q.destination_kind,
-            destinationName: q.destination_name,
-            tags: queryTags(q.tag, q.tags),
-            claimStatus: q.claim_status,
-            cursor: q.cursor,
-            limit: q.limit,
-          }),
-        )
-        return q.format === 'md' ? markdown<typeof page>(renderPage('Inbox', page)) : page
+        const filter = {
+          workflowStatus: q.workflow_status,
+          requestedAction: q.requested_action,
+          type: q.type,
+          destinationKind: q.destination_kind,
+          destinationName: q.destination_name,
+          tags: queryTags(q.tag, q.tags),
+          claimStatus: q.claim_status,
+          cursor: q.cursor,
+          limit: q.limit,
+        }
+        if (q.format === 'md') {
+          return markdown<PageJson>(
+            renderPage('Inbox', pageJson(await listInbox(deps, caller, filter))),
+          )
+        }
+        return jsonText<PageJson>(docPageJson(await listInbox(deps, caller, filter, AS_DOC)))
       },
       {
         query: InboxQuery,
