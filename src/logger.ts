@@ -7,6 +7,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void
   warn(msg: string, fields?: Record<string, unknown>): void
   error(msg: string, fields?: Record<string, unknown>): void
+  /** Whether lines of this level are written (to skip building them when not). */
+  enabled(level: 'debug' | 'info' | 'warn' | 'error'): boolean
 }
 
 /** One JSON line per event on stdout. Callers never pass secrets or tokens in `fields`. */
@@ -19,5 +21,11 @@ export function createLogger(
     if (ORDER[lvl] < min) return
     write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }))
   }
-  return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') }
+  return {
+    debug: log('debug'),
+    info: log('info'),
+    warn: log('warn'),
+    error: log('error'),
+    enabled: (lvl) => ORDER[lvl] >= min,
+  }
 }

@@ -51,7 +51,9 @@ const markdown = <T>(body: string) =>
 
 /** JSON already rendered as text (the lists' stored documents), typed as the answer it is. */
 const jsonText = <T>(body: string) =>
-  new Response(body, { headers: { 'content-type': 'application/json;charset=utf-8' } }) as unknown as T
+  new Response(body, {
+    headers: { 'content-type': 'application/json;charset=utf-8' },
+  }) as unknown as T
 
 /** `tag` and the comma-separated `tags` of a query string: one list, all must match. */
 const queryTags = (tag?: string, tags?: string) => [

@@ -74,6 +74,8 @@ export function observability() {
  * sent — whichever layer answered (route, validation, error mapper, GraphQL, idempotency).
  */
 export function logRequests(logger: Logger, handle: (request: Request) => Promise<Response>) {
+  // LOG_LEVEL above info: nothing to write, so nothing to measure per request.
+  if (!logger.enabled('info')) return handle
   return async (request: Request): Promise<Response> => {
     const at = performance.now()
     const response = await handle(request)
