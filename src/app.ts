@@ -188,6 +188,7 @@ export function createApp(deps: AppDeps) {
         resolveCaller,
         rateLimit,
         maxBodyBytes: config.limits.jsonBodyBytes,
+        bodyTimeoutMs: config.limits.bodyTimeoutMs,
       }),
     )
     .use(bodyParser(config, authenticateApiRequest))
@@ -215,7 +216,15 @@ export function createApp(deps: AppDeps) {
   // Idempotency wraps the whole app: a replay is the first answer, byte for byte. `handle` is
   // what tests call and what main.ts serves.
   const inner = (request: Request) => app.fetch(request) as Promise<Response>
-  app.handle = logRequests(logger, withIdempotency(domain, resolveCaller, inner))
+  app.handle = logRequests(
+    logger,
+    withIdempotency(
+      domain,
+      (authorization, request) => resolveCaller(authorization, clientAddress(app.server, request)),
+      { maxBytes: config.limits.uploadBytes + 64 * 1024, timeoutMs: config.limits.bodyTimeoutMs },
+      inner,
+    ),
+  )
   return Object.assign(app, { deps: domain, webhooks })
 }
 

@@ -48,7 +48,9 @@ async function main() {
     port: config.port,
     hostname: config.host,
     reusePort: config.workers > 1,
-    maxRequestBodySize: config.limits.uploadBytes + 1024 * 1024,
+    // The app refuses oversized bodies itself, in the error envelope: by Content-Length before
+    // reading, and while reading for chunked ones. Bun's own bare 413 is only a backstop.
+    maxRequestBodySize: Math.max(256 * 1024 * 1024, config.limits.uploadBytes * 4),
     // Seconds a connection may stay silent. Above the longest long poll (wait_seconds ≤ 60); a
     // body that keeps trickling is cut off by BODY_TIMEOUT_SECONDS in the body reader.
     idleTimeout: 75,

@@ -4,6 +4,7 @@ import { claimantOf, requireScope, type Caller } from './caller'
 import { CHANGE_SELECT, changeSeq, toChangeRecord, type ChangeRecord } from './change-record'
 import type { Deps } from './deps'
 import { pageLimit } from './rules'
+import { tokenStillActive } from './workflow'
 
 export type { ChangeRecord, ChangeAction } from './change-record'
 export { CHANGE_ACTIONS } from './change-record'
@@ -147,10 +148,22 @@ export class ChangeStream implements AsyncIterableIterator<ChangeRecord> {
   ) {
     const me = claimantOf(caller)
     this.readerKey = `${me.kind}:${me.id}`
-    this.unsubscribe = deps.changes.follow(caller.userId, (rows) => {
+    const take = (rows: RawRow[]) => {
+      if (this.closed) return
       for (const row of rows) this.live.push(row)
       if (this.live.length + this.queue.length > MAX_BACKLOG) this.close()
       else this.wake?.()
+    }
+    this.unsubscribe = deps.changes.follow(caller.userId, (rows) => {
+      if (caller.kind !== 'agent_token') return take(rows)
+      // A revoked or expired token's streams end with the next change, before it is sent. One
+      // check per token per poll, shared by all of that token's streams.
+      const newest = rows.at(-1)
+      if (!newest) return
+      const active = deps.changes.memo(newest, `active:${caller.tokenId}`, () =>
+        tokenStillActive(deps, caller.tokenId, deps.clock.now()),
+      )
+      void active.then((ok) => (ok ? take(rows) : this.close()))
     })
     if (signal?.aborted) this.close()
     else signal?.addEventListener('abort', this.onAbort)

@@ -19,6 +19,12 @@ export const claimSql = {
   claimable: (now: string, maxAttempts: string) =>
     `(requested_action IS NOT NULL AND workflow_status = 'pending' AND NOT ${claimSql.live(now)}
       AND (available_at IS NULL OR available_at <= ${now}) AND attempts < ${maxAttempts})`,
+  /**
+   * The agent token still works: not revoked, not expired. Part of every write an agent token
+   * makes, so a request already past authentication when its token is revoked changes nothing.
+   */
+  tokenActive: (id: string, now: string) =>
+    `EXISTS (SELECT 1 FROM agent_tokens WHERE id = ${id} AND revoked_at IS NULL AND expires_at > ${now})`,
   /** Pending with no live lease, but out of attempts: only the owner's revoke or a reopen frees it. */
   stuck: (now: string, maxAttempts: string) =>
     `(requested_action IS NOT NULL AND workflow_status = 'pending' AND NOT ${claimSql.live(now)} AND attempts >= ${maxAttempts})`,

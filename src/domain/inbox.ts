@@ -15,7 +15,7 @@ import {
 } from './item'
 import { decodeCursor, toPage, type Page } from './page'
 import { LIMITS, filterTags, pageLimit, text, wholeNumber } from './rules'
-import { newLeaseId } from './workflow'
+import { newLeaseId, tokenStillActive } from './workflow'
 import { ClaimWaiters } from './claim-waiters'
 
 /** What selects work: shared by the inbox list and claim next. */
@@ -140,6 +140,7 @@ async function claimOnce(
   }
   const where = workWhere(filter, p)
   where.push(claimSql.claimable(':now', ':max'))
+  if (caller.kind === 'agent_token') where.push(claimSql.tokenActive(':cid', ':now'))
   // The database serialises writers, so the pick and the claim are one step: two callers can
   // never receive the same item, and contention just means the next one down the queue.
   const pick = `SELECT id FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT 1`
@@ -230,14 +231,22 @@ export async function claimNext(
   const leave = waiters.add(caller.userId, callerKey, filterKey, {
     wake: () => ((woken = true), wake()),
   })
+  const registry = waiters
+  /** Leaves; a wake that arrived and was not used goes on to the next waiter of the group. */
+  const leaveWoken = () => {
+    const unused = woken
+    leave()
+    if (unused) registry.passOn(caller.userId, filterKey)
+  }
   const onAbort = () => wake()
   signal?.addEventListener('abort', onAbort)
   try {
     // From here on every committed change reaches us; then look once.
     await deps.changes.ready()
     for (;;) {
-      // A client that went away must not be handed an item it will never see.
-      if (signal?.aborted) return { item: null, lease: null }
+      // A client that went away must not be handed an item it will never see; a wake meant
+      // for it goes to the next waiter of its group.
+      if (signal?.aborted) return leaveWoken(), { item: null, lease: null }
       woken = false
       const result = await claimOnce(deps, caller, filter, leaseSeconds)
       if (result.item) {
@@ -245,8 +254,16 @@ export async function claimNext(
         waiters.passOn(caller.userId, filterKey)
         return result
       }
+      // A token revoked (or expired) while it waits is told so, rather than kept waiting.
+      if (
+        caller.kind === 'agent_token' &&
+        !(await tokenStillActive(deps, caller.tokenId, deps.clock.now()))
+      ) {
+        leaveWoken()
+        throw new AppError('unauthorized', 'The agent token is invalid, expired or revoked.')
+      }
       const left = deadline - Date.now()
-      if (left <= 0) return result
+      if (left <= 0) return leaveWoken(), result
       const now = deps.clock.now()
       const timed = await nextTimedChange(deps, caller, now)
       if (woken) continue

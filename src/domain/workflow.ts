@@ -134,6 +134,15 @@ function authorize(caller: Caller, change: WorkflowChange): void {
   }
 }
 
+/** Whether an agent token still works (it may have been revoked since the request was authenticated). */
+export async function tokenStillActive(deps: Deps, tokenId: string, now: number): Promise<boolean> {
+  const rows = await deps.db.$query(`SELECT 1 AS ok WHERE ${claimSql.tokenActive('?', '?')}`, [
+    tokenId,
+    now,
+  ])
+  return rows.length > 0
+}
+
 /** A new lease id: unguessable, URL-safe. */
 export const newLeaseId = () => `lse_${randomBytes(12).toString('base64url')}`
 
@@ -172,6 +181,7 @@ export async function updateItem(
     const liveOther = claimSql.heldByOther(':now', ':ck', ':cid')
     const liveMine = claimSql.heldBy(':now', ':ck', ':cid')
     let guard = 'id = :id AND user_id = :uid'
+    if (caller.kind === 'agent_token') guard += ` AND ${claimSql.tokenActive(':cid', ':now')}`
     if (guardedByClaims) guard += ` AND NOT ${liveOther}`
     if (change.leaseId !== undefined)
       (guard += ` AND ${liveMine} AND lease_id = :leaseId`), (p.leaseId = change.leaseId)
@@ -297,6 +307,9 @@ export async function updateItem(
     }
 
     // Nothing applied: say why. The read happens after the failed write, so it only names the error.
+    if (caller.kind === 'agent_token' && !(await tokenStillActive(deps, caller.tokenId, now))) {
+      throw new AppError('unauthorized', 'The agent token is invalid, expired or revoked.')
+    }
     const current = (await findItemRecord(deps, caller, id, now)).item
     if (change.leaseId !== undefined && current.leaseId !== change.leaseId) {
       throw new AppError(

@@ -72,23 +72,10 @@ export function checkBody<S extends TSchema>(schema: S, value: unknown): Static<
   if (check.Check(value)) return value as Static<S>
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw invalid('The body must be a JSON object.')
+  const unknown = unknownProperty(schema, value)
+  if (unknown) throw invalid(`Unknown property "${unknown}".`, { field: unknown })
   const first = check.Errors(value).First()
   const field = first?.path.replace(/^\//, '').replace(/\//g, '.') || undefined
-  // An unknown property is reported by TypeBox on the object; name the property itself.
-  const schemaAt = first?.schema as { additionalProperties?: boolean } | undefined
-  if (
-    first &&
-    schemaAt?.additionalProperties === false &&
-    typeof first.value === 'object' &&
-    first.value !== null
-  ) {
-    const known = Object.keys((first.schema as { properties?: object }).properties ?? {})
-    const extra = Object.keys(first.value).find((k) => !known.includes(k))
-    if (extra) {
-      const name = field ? `${field}.${extra}` : extra
-      throw invalid(`Unknown property "${name}".`, { field: name })
-    }
-  }
   const allowed = (first?.schema as { anyOf?: { const?: unknown }[] } | undefined)?.anyOf
     ?.map((s) => s.const)
     .filter((c) => c !== undefined)
@@ -97,6 +84,37 @@ export function checkBody<S extends TSchema>(schema: S, value: unknown): Static<
     field: field ?? null,
     ...(allowed?.length ? { allowed } : {}),
   })
+}
+
+type ObjectSchema = {
+  type?: string
+  properties?: Record<string, TSchema>
+  additionalProperties?: unknown
+  anyOf?: TSchema[]
+}
+
+/** The first property a strict object schema does not know, as a dotted path (nested objects too). */
+function unknownProperty(schema: TSchema, value: unknown, path = ''): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
+  const s = schema as ObjectSchema
+  if (s.anyOf) {
+    for (const branch of s.anyOf) {
+      if ((branch as ObjectSchema).type === 'object') return unknownProperty(branch, value, path)
+    }
+    return undefined
+  }
+  if (s.type !== 'object' || !s.properties) return undefined
+  for (const [key, child] of Object.entries(value)) {
+    const known = s.properties[key]
+    const name = path ? `${path}.${key}` : key
+    if (!known) {
+      if (s.additionalProperties === false) return name
+      continue
+    }
+    const nested = unknownProperty(known, child, name)
+    if (nested) return nested
+  }
+  return undefined
 }
 
 function describe(schema: unknown): string {

@@ -1,5 +1,4 @@
-import type { CallerResolver } from '../auth/caller'
-import { claimantOf } from '../domain/caller'
+import { type Caller, claimantOf } from '../domain/caller'
 import type { Deps } from '../domain/deps'
 import {
   completeIdempotencyKey,
@@ -8,6 +7,7 @@ import {
   reserveIdempotencyKey,
 } from '../domain/idempotency'
 import { AppError, invalid } from '../errors'
+import { readBody } from './body'
 import { appErrorResponse } from './errors'
 
 const WRITES = new Set(['POST', 'PATCH', 'DELETE'])
@@ -21,7 +21,10 @@ const REPLAYED_HEADERS = ['content-type', 'location', 'cache-control']
  */
 export function withIdempotency(
   deps: Deps,
-  resolveCaller: CallerResolver,
+  /** Authenticates the request's caller (failed attempts count against its client address). */
+  resolveCaller: (authorization: string | null, request: Request) => Promise<Caller>,
+  /** The largest body any write route takes, and how long it may take to arrive. */
+  body: { maxBytes: number; timeoutMs: number },
   handle: (request: Request) => Promise<Response>,
 ) {
   return async (request: Request): Promise<Response> => {
@@ -50,15 +53,23 @@ export function withIdempotency(
     }
     let owner: string
     try {
-      const me = claimantOf(await resolveCaller(request.headers.get('authorization')))
+      const me = claimantOf(await resolveCaller(request.headers.get('authorization'), request))
       owner = `${me.kind}:${me.id}`
-    } catch {
-      return handle(request) // the app answers 401 as usual
+    } catch (error) {
+      // Refused here is refused: never run a keyed request without its reservation.
+      if (error instanceof AppError) return appErrorResponse(error)
+      throw error
     }
-    const body = new Uint8Array(await request.arrayBuffer())
+    let bytes: Uint8Array
+    try {
+      bytes = await readBody(request, body.maxBytes, body.timeoutMs)
+    } catch (error) {
+      if (error instanceof AppError) return appErrorResponse(error)
+      throw error
+    }
     const hash = new Bun.CryptoHasher('sha256')
       .update(`${request.method} ${url.pathname}${url.search}\n`)
-      .update(body)
+      .update(bytes)
       .digest('hex')
     let reservation: Awaited<ReturnType<typeof reserveIdempotencyKey>>
     try {
@@ -80,7 +91,7 @@ export function withIdempotency(
         new Request(request.url, {
           method: request.method,
           headers: request.headers,
-          body,
+          body: bytes as Uint8Array<ArrayBuffer>,
           signal: request.signal,
         }),
       )

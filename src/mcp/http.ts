@@ -6,6 +6,8 @@ import { AGENT_TOKEN_SCOPES, type Caller } from '../domain/caller'
 import type { Deps } from '../domain/deps'
 import { AppError } from '../errors'
 import { appErrorResponse } from '../http/errors'
+import { clientAddress } from '../http/auth'
+import { readBody } from '../http/body'
 import { createMcpServer } from './server'
 
 export interface McpRouteDeps {
@@ -14,6 +16,25 @@ export interface McpRouteDeps {
   rateLimit: CallerRateLimiter
   /** CONTRACT 10: every body is bounded, this one too. */
   maxBodyBytes: number
+  /** A body must arrive within this. */
+  bodyTimeoutMs: number
+}
+
+/**
+ * Rate-limit draws for a JSON-RPC message or batch: one per tool call (CONTRACT 10, one draw
+ * per operation), at least one per request.
+ */
+function toolCalls(bytes: Uint8Array): number {
+  try {
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(bytes))
+    const messages = Array.isArray(parsed) ? parsed : [parsed]
+    const calls = messages.filter(
+      (m) => (m as { method?: unknown } | null)?.method === 'tools/call',
+    )
+    return Math.max(1, calls.length)
+  } catch {
+    return 1
+  }
 }
 
 const METADATA_PATH = '/.well-known/oauth-protected-resource'
@@ -51,15 +72,34 @@ const prefersSse = (accept: string | null) =>
  * its caller, answers and forgets it, so any request can land on any process. There is no
  * session to resume, so GET (a standalone event stream) and DELETE (ending a session) are 405.
  */
-export function mcpRoutes({ deps, resolveCaller, rateLimit, maxBodyBytes }: McpRouteDeps) {
-  async function handle(request: Request): Promise<Response> {
+export function mcpRoutes({
+  deps,
+  resolveCaller,
+  rateLimit,
+  maxBodyBytes,
+  bodyTimeoutMs,
+}: McpRouteDeps) {
+  async function handle(incoming: Request, client: string): Promise<Response> {
     let caller: Caller
     let decision: RateDecision | null
+    let request = incoming
     try {
-      caller = await resolveCaller(request.headers.get('authorization'))
-      decision = await rateLimit(caller)
+      // Authenticated before the body is read; failed attempts count against the client's address.
+      caller = await resolveCaller(incoming.headers.get('authorization'), client)
+      let cost = 1
+      if (incoming.method === 'POST') {
+        const bytes = await readBody(incoming, maxBodyBytes, bodyTimeoutMs)
+        cost = toolCalls(bytes)
+        request = new Request(incoming.url, {
+          method: 'POST',
+          headers: incoming.headers,
+          body: bytes as Uint8Array<ArrayBuffer>,
+          signal: incoming.signal,
+        })
+      }
+      decision = await rateLimit(caller, cost)
     } catch (error) {
-      if (error instanceof AppError) return refuse(error, request)
+      if (error instanceof AppError) return refuse(error, incoming)
       throw error
     }
     if (request.method !== 'POST') {
@@ -98,7 +138,10 @@ export function mcpRoutes({ deps, resolveCaller, rateLimit, maxBodyBytes }: McpR
   }
 
   return new Elysia()
-    .all('/mcp', ({ request }) => handle(request), { parse: 'none', detail: { hide: true } })
+    .all('/mcp', ({ request, server }) => handle(request, clientAddress(server, request)), {
+      parse: 'none',
+      detail: { hide: true },
+    })
     .get(METADATA_PATH, ({ request }) => resourceMetadata(request, ''), { detail: { hide: true } })
     .get(`${METADATA_PATH}/mcp`, ({ request }) => resourceMetadata(request, '/mcp'), {
       detail: { hide: true },
