@@ -142,6 +142,7 @@ function refNamed(node: Json, byIdentity: Map<string, string>, self?: string): J
  * route gets `verb` + its path words, e.g. `GET /api/saved/items/{id}/notes` → `getItemNotes`.
  */
 const OPERATION_IDS: Record<string, string> = {
+  'POST /mcp': 'mcp',
   'GET /health': 'health',
   'GET /ready': 'ready',
   'GET /api/saved/items': 'listItems',
@@ -276,7 +277,7 @@ function graphqlPath(): Record<string, Operation> {
   return {
     post: {
       summary:
-        'GraphQL: queries items, item, inbox, agentTokens; mutations createItem, updateItem, createAgentToken, revokeAgentToken',
+        'GraphQL: queries items, item, inbox, agentTokens, changes, webhooks; mutations createItem, updateItem, claimNext, deleteItem, createAgentToken, revokeAgentToken, createWebhook, deleteWebhook; subscription itemChanged (Accept: text/event-stream)',
       tags: ['graphql'],
       security: [{ bearerAuth: [] }],
       requestBody: {
@@ -311,11 +312,68 @@ function graphqlPath(): Record<string, Operation> {
     get: {
       summary: 'GraphiQL in a browser (Accept: text/html), or a query in the query string',
       tags: ['graphql'],
+      parameters: [
+        { name: 'query', in: 'query', required: false, schema: { type: 'string' } },
+        {
+          name: 'variables',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'JSON.',
+        },
+        { name: 'operationName', in: 'query', required: false, schema: { type: 'string' } },
+      ],
       responses: {
         200: {
-          description: 'GraphiQL page or a GraphQL result.',
-          content: { 'text/html': { schema: { type: 'string' } } },
+          description: 'GraphiQL page (Accept: text/html, no query), or a GraphQL result.',
+          content: {
+            'text/html': { schema: { type: 'string' } },
+            'application/json': { schema: { $ref: '#/components/schemas/GraphQLResult' } },
+          },
         },
+        400: result('A malformed or invalid GraphQL request.'),
+        401: result('Missing or bad credentials (extensions.code UNAUTHENTICATED).'),
+        405: result('A mutation over GET: send it with POST.'),
+        429: result('Rate limited.'),
+      },
+    },
+  }
+}
+
+/** `/mcp`, served by the MCP SDK's transport (JSON-RPC); documented so the document lists every route. */
+function mcpPath(): Record<string, Operation> {
+  const error = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  })
+  return {
+    post: {
+      summary: 'Model Context Protocol (Streamable HTTP, stateless): JSON-RPC tools for agents',
+      description:
+        'Tools: whoami, inbox_list, item_get, claim_next, lease_renew, lease_release, item_complete, item_add_note (listed per scope). See the README, section MCP.',
+      tags: ['mcp'],
+      security: [{ bearerAuth: [] }],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': { schema: { description: 'A JSON-RPC 2.0 message or batch.' } },
+        },
+      },
+      responses: {
+        200: {
+          description:
+            'JSON-RPC answers, as JSON or an event stream (text/event-stream) when the client lists it first in Accept.',
+          content: {
+            'application/json': {
+              schema: { description: 'A JSON-RPC 2.0 answer or batch of answers.' },
+            },
+            'text/event-stream': { schema: { type: 'string' } },
+          },
+        },
+        202: { description: 'A notification or answer from the client: nothing to send back.' },
+        401: error('Missing or bad credentials (WWW-Authenticate with resource_metadata).'),
+        413: error('Body over MAX_JSON_BODY_BYTES.'),
+        429: error('Rate limited: one draw per tool call.'),
       },
     },
   }
@@ -339,7 +397,7 @@ export function completeSpec(raw: unknown, options: { publicUrl?: string } = {})
       description: options.publicUrl ? 'This deployment' : 'The server that serves this document',
     },
   ]
-  spec.paths = { ...spec.paths, '/graphql': graphqlPath() }
+  spec.paths = { ...spec.paths, '/graphql': graphqlPath(), '/mcp': mcpPath() }
 
   for (const [path, ops] of Object.entries(spec.paths)) {
     for (const [method, op] of Object.entries(ops)) {
@@ -351,6 +409,16 @@ export function completeSpec(raw: unknown, options: { publicUrl?: string } = {})
             '`Accept: text/markdown` does the same without the parameter. The Markdown answer is not declared as a response ' +
             'content type so that generated clients keep the JSON type of the 200.'
         }
+      }
+      if (path === '/api/saved/events' && method === 'get') {
+        ;((op as { parameters?: unknown[] }).parameters ??= []).push({
+          name: 'Last-Event-ID',
+          in: 'header',
+          required: false,
+          description:
+            'The id (seq) of the last event received: the stream resumes right after it (wins over ?after=).',
+          schema: { type: 'string' },
+        })
       }
       // Idempotency-Key is honoured on writes under /api/saved/, except token creation (its secret is never stored).
       if (path.startsWith('/api/saved/') && WRITE_METHODS.has(method)) {
@@ -400,13 +468,6 @@ export function completeSpec(raw: unknown, options: { publicUrl?: string } = {})
           headers['Idempotent-Replayed'] = headerRef('Idempotent-Replayed')
         }
         response.headers = headers
-      }
-      // Every body is read under a deadline (BODY_TIMEOUT_SECONDS); src/app.ts's body parser.
-      if (op.requestBody && op.responses && !op.responses['408']) {
-        op.responses['408'] = {
-          description: 'The body did not arrive in time (request_timeout)',
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-        }
       }
     }
   }

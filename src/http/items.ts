@@ -97,8 +97,8 @@ async function fromForm(
 }
 
 /** Documents a JSON body that the route, not Elysia, checks (strictly, without coercion). */
-export const jsonBody = (schema: unknown) =>
-  ({ required: true, content: { 'application/json': { schema } } }) as never
+export const jsonBody = (schema: unknown, required = true) =>
+  ({ required, content: { 'application/json': { schema } } }) as never
 
 const createItemRequestBody = {
   required: true,
@@ -350,7 +350,8 @@ export function itemRoutes({ deps, resolveCaller, rateLimit }: ItemRouteDeps) {
             'Needs read_items and update_workflow_status. Never answers 409 for contention; two callers never get the same item.',
           tags: ['workflow'],
           ...secured,
-          requestBody: jsonBody(ClaimNextBody),
+          // Every property is optional, the body too: no body claims the oldest claimable item.
+          requestBody: jsonBody(ClaimNextBody, false),
         },
       },
     )
