@@ -79,11 +79,21 @@ describe('rate limiting per caller', () => {
     expect(loadConfig({ JWT_SECRET, DATA_DIR: first.dir }).rateLimitStore).toBe('memory')
   })
 
-  test('RATE_LIMIT_PER_MINUTE=0 turns limiting off', async () => {
+  test('RATE_LIMIT_PER_MINUTE=0 turns limiting off (not a fallback to the default 600)', async () => {
+    expect(
+      loadConfig({ JWT_SECRET, DATABASE_URL: ':memory:', RATE_LIMIT_PER_MINUTE: '0' })
+        .rateLimitPerMinute,
+    ).toBe(0)
     const ctx = await setup({ RATE_LIMIT_PER_MINUTE: '0' })
     const session = await sessionToken('alice')
-    for (let i = 0; i < 30; i++)
-      expect((await ctx.request('GET', '/api/saved/items', { token: session })).status).toBe(200)
+    // More than the default bucket holds, and no RateLimit headers at all.
+    const statuses = await Promise.all(
+      Array.from({ length: 650 }, () =>
+        ctx.request('GET', '/api/saved/items?limit=1', { token: session }),
+      ),
+    )
+    expect(statuses.filter((r) => r.status !== 200)).toEqual([])
+    expect(statuses[0]?.headers.get('ratelimit-limit')).toBeNull()
   })
 
   test('buckets refill continuously', () => {
