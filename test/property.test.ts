@@ -38,6 +38,12 @@ const snapshot = async (ctx: TestContext) => ({
   tokens: (
     await ctx.db.$client.execute('SELECT id, revoked_at FROM agent_tokens ORDER BY id')
   ).rows.map((r) => JSON.stringify(r)),
+  webhooks: (await ctx.db.$client.execute('SELECT id FROM webhooks ORDER BY id')).rows.map((r) =>
+    JSON.stringify(r),
+  ),
+  changes: Number(
+    (await ctx.db.$client.execute('SELECT count(*) AS n FROM item_events')).rows[0]?.n,
+  ),
 })
 
 async function expectSafe(res: Response) {
@@ -45,8 +51,10 @@ async function expectSafe(res: Response) {
   if (res.status >= 400) {
     const text = await res.text()
     const body = JSON.parse(text)
-    // REST answers the envelope; GraphQL answers { errors: [...] }.
-    if (!('errors' in body)) {
+    // REST answers the envelope; GraphQL answers { errors: [...] }; MCP's protocol errors are
+    // JSON-RPC errors (numeric codes).
+    if (body.jsonrpc === '2.0') expect(typeof body.error.code).toBe('number')
+    else if (!('errors' in body)) {
       expect(typeof body.error.code).toBe('string')
       expect(typeof body.error.message).toBe('string')
     }
@@ -87,6 +95,8 @@ const queryKey = fc.constantFrom(
   'claim_status',
   'destination_kind',
   'destination_name',
+  'after',
+  'inbox',
   'x',
   '__proto__',
   'constructor',
@@ -138,6 +148,9 @@ describe('property: hostile input never breaks the service or its data', () => {
           '/api/saved/items/ID',
           '/api/saved/items/ID/history',
           '/api/saved/agent-tokens',
+          '/api/saved/changes',
+          '/api/saved/webhooks',
+          '/api/saved/webhooks/ID/deliveries',
         ),
         fc.oneof(
           fc.constantFrom(...w.ids),
@@ -169,6 +182,10 @@ describe('property: hostile input never breaks the service or its data', () => {
           'POST /api/saved/agent-tokens',
           'DELETE /api/saved/agent-tokens/ID',
           'PUT /api/saved/items/ID',
+          'POST /api/saved/inbox/claim',
+          'POST /api/saved/webhooks',
+          'DELETE /api/saved/webhooks/ID',
+          'POST /mcp',
         ),
         fc.oneof(fc.constantFrom(...w.ids), fc.string({ maxLength: 40 }).map(encodeURIComponent)),
         bodyBytes,
