@@ -255,7 +255,10 @@ describe('webhook deliveries against a real receiver', () => {
     expect(doneOnly.received).toHaveLength(1)
 
     const verifier = new Webhook(hook.secret)
-    const payloads = all.received.map((r) => verifier.verify(r.body, r.headers) as any)
+    // Deliveries are attempted concurrently, so they may arrive out of order: order by seq.
+    const payloads = all.received
+      .map((r) => verifier.verify(r.body, r.headers) as any)
+      .sort((a, b) => Number(a.data.seq) - Number(b.data.seq))
     expect(payloads.map((p) => p.type)).toEqual(['item.created', 'item.done'])
     expect(payloads[0].data).toMatchObject({
       item_id: item.id,
