@@ -200,11 +200,17 @@ describe('property: hostile input never breaks the service or its data', () => {
           const [method, path] = route.split(' ') as [string, string]
           // An unknown property makes every body invalid, so nothing may change.
           let body: Uint8Array = bytes
+          let invalidated = false
           try {
             const parsed = JSON.parse(new TextDecoder().decode(bytes))
-            if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+            if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
               body = new TextEncoder().encode(JSON.stringify({ ...parsed, not_a_field: 1 }))
+              invalidated = true
+            }
           } catch {}
+          // Claim next takes an empty body (every property is optional): make it invalid too.
+          if (route === 'POST /api/saved/inbox/claim' && !invalidated && bytes.byteLength === 0)
+            body = new TextEncoder().encode('{"not_a_field":1}')
           const { 'content-length': _ignored, ...safeHeaders } = headers
           const res = await w.ctx.app.handle(
             new Request(`http://localhost${path.replace('ID', id)}`, {
