@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { generateApi } from 'swagger-typescript-api'
+import { typecheckAgent } from './typecheck'
 import { agentToken, createItem, sessionToken, setup } from './helpers'
 
 /**
@@ -58,31 +59,7 @@ describe('a second generator: swagger-typescript-api', () => {
       for (const file of generated.files)
         writeFileSync(join(dir, `${file.fileName}${file.fileExtension}`), file.fileContent)
       writeFileSync(join(dir, 'agent.ts'), AGENT)
-      writeFileSync(
-        join(dir, 'tsconfig.json'),
-        JSON.stringify({
-          compilerOptions: {
-            target: 'ES2022',
-            module: 'ESNext',
-            moduleResolution: 'bundler',
-            lib: ['ES2022', 'DOM'],
-            strict: true,
-            noEmit: true,
-            skipLibCheck: true,
-          },
-          files: ['agent.ts'],
-        }),
-      )
-      const tsc = Bun.spawn(
-        ['node', resolve('node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')],
-        {
-          stdout: 'pipe',
-          stderr: 'pipe',
-        },
-      )
-      const output =
-        (await new Response(tsc.stdout).text()) + (await new Response(tsc.stderr).text())
-      expect({ exit: await tsc.exited, output }).toEqual({ exit: 0, output: '' })
+      expect(await typecheckAgent(dir)).toEqual({ exit: 0, output: '' })
 
       const { runAgent } = await import(join(dir, 'agent.ts'))
       const result = await runAgent({

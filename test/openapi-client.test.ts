@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import openapiTS, { astToString } from 'openapi-typescript-ts5'
+import { typecheckAgent } from './typecheck'
 import { setup, sessionToken, agentToken, createItem } from './helpers'
 
 /**
@@ -76,29 +77,7 @@ describe('a client generated from the served OpenAPI document', () => {
       mkdirSync(dir)
       writeFileSync(join(dir, 'api.ts'), astToString(await openapiTS(spec)))
       writeFileSync(join(dir, 'agent.ts'), AGENT)
-      writeFileSync(
-        join(dir, 'tsconfig.json'),
-        JSON.stringify({
-          // An agent author's usual strict settings.
-          compilerOptions: {
-            target: 'ES2022',
-            module: 'ESNext',
-            moduleResolution: 'bundler',
-            lib: ['ES2022', 'DOM'],
-            strict: true,
-            noEmit: true,
-            skipLibCheck: true,
-          },
-          files: ['agent.ts'],
-        }),
-      )
-      const tsc = Bun.spawn(
-        ['node', resolve('node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')],
-        { stdout: 'pipe', stderr: 'pipe' },
-      )
-      const output =
-        (await new Response(tsc.stdout).text()) + (await new Response(tsc.stderr).text())
-      expect({ exit: await tsc.exited, output }).toEqual({ exit: 0, output: '' })
+      expect(await typecheckAgent(dir)).toEqual({ exit: 0, output: '' })
 
       // And the typed program works against the real app.
       const { runAgent } = await import(join(dir, 'agent.ts'))
