@@ -20,7 +20,7 @@ import {
 
 export const API_INFO = {
   title: 'Saved-Items Workflow API',
-  version: '0.1.0',
+  version: '0.2.0',
   description:
     'Saved items wait for action; personal agents claim and finish them. Authenticate with `Authorization: Bearer <token>`: ' +
     'a session JWT, or a personal agent token (`sat_…`) with scopes `read_items` and/or `update_workflow_status`. ' +
