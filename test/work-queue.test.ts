@@ -24,6 +24,14 @@ const patch = (
   headers?: Record<string, string>,
 ) => ctx.json('PATCH', `/api/saved/items/${id}`, { token, body, headers })
 
+/** A JSON request to a listening server (the two-process tests). */
+const call = (base: string, method: string, path: string, token: string, body?: unknown) =>
+  fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body ?? {}),
+  }).then(async (r) => ({ status: r.status, body: await r.json() }))
+
 /** Agents loop claim next → done until the queue is empty; returns every status seen and the ids done. */
 async function drain(
   next: () => Promise<{ status: number; body: any }>,
@@ -83,12 +91,6 @@ describe('claim next', () => {
     const servers = [await startServer(env), await startServer(env)]
     try {
       const session = await sessionToken('alice')
-      const call = (base: string, method: string, path: string, token: string, body?: unknown) =>
-        fetch(base + path, {
-          method,
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body ?? {}),
-        }).then(async (r) => ({ status: r.status, body: await r.json() }))
       const tokens = await Promise.all(
         Array.from(
           { length: 4 },
@@ -204,12 +206,6 @@ describe('claim next', () => {
     const [a, b] = [await startServer(env), await startServer(env)]
     try {
       const session = await sessionToken('alice')
-      const call = (base: string, method: string, path: string, token: string, body?: unknown) =>
-        fetch(base + path, {
-          method,
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body ?? {}),
-        }).then(async (r) => ({ status: r.status, body: await r.json() }))
       const token = (
         await call(a.base, 'POST', '/api/saved/agent-tokens', session, {
           name: 'w',
@@ -264,6 +260,20 @@ describe('claim next', () => {
     expect(third.res.headers.get('retry-after')).toBe('1')
     for (const w of await Promise.all(waits)) expect(w.body).toEqual({ item: null, lease: null })
   })
+})
+
+test('waiting requests are bounded per process too: callers of different users share the bound', async () => {
+  const ctx = await setup({ MAX_WAITING_CLAIMS: '1' })
+  const alice = await agentToken(ctx, await sessionToken('alice'))
+  const bob = await agentToken(ctx, await sessionToken('bob'))
+  const first = claim(ctx, alice.token, { wait_seconds: 1 })
+  await Bun.sleep(50)
+  const second = await claim(ctx, bob.token, { wait_seconds: 1 })
+  expect(second.status).toBe(429)
+  expectEnvelope(second.body, 'rate_limited')
+  expect((await first).body).toEqual({ item: null, lease: null })
+  // Once the first wait is over, the place is free again.
+  expect((await claim(ctx, bob.token, { wait_seconds: 1 })).status).toBe(200)
 })
 
 describe('leases, attempts and the owner override', () => {
@@ -433,6 +443,35 @@ describe('leases, attempts and the owner override', () => {
 })
 
 describe('Idempotency-Key', () => {
+  test('a repeat while the first request still runs is 409 idempotency_key_in_flight; afterwards it replays', async () => {
+    const ctx = await setup()
+    const session = await sessionToken('alice')
+    const agent = await agentToken(ctx, session)
+    const headers = { 'idempotency-key': 'slow-1' }
+    // A claim next that waits holds its key for the whole wait.
+    const first = ctx.json('POST', '/api/saved/inbox/claim', {
+      token: agent.token,
+      body: { wait_seconds: 1 },
+      headers,
+    })
+    await Bun.sleep(100)
+    const repeat = await ctx.json('POST', '/api/saved/inbox/claim', {
+      token: agent.token,
+      body: { wait_seconds: 1 },
+      headers,
+    })
+    expect(repeat.status).toBe(409)
+    expectEnvelope(repeat.body, 'idempotency_key_in_flight')
+    const done = await first
+    const replay = await ctx.json('POST', '/api/saved/inbox/claim', {
+      token: agent.token,
+      body: { wait_seconds: 1 },
+      headers,
+    })
+    expect(replay.body).toEqual(done.body)
+    expect(replay.res.headers.get('idempotent-replayed')).toBe('true')
+  })
+
   test('a replay is byte-identical and changes nothing; a different body is 422; a malformed key 400; token creation 400', async () => {
     const ctx = await setup()
     const session = await sessionToken('alice')

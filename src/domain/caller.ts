@@ -38,9 +38,13 @@ export function scopesOf(caller: Caller): readonly AgentTokenScope[] {
   return caller.kind === 'user' ? AGENT_TOKEN_SCOPES : caller.scopes
 }
 
+/** Whether the caller holds a scope (the one place that says a signed-in user holds them all). */
+export const hasScope = (caller: Caller, scope: AgentTokenScope): boolean =>
+  scopesOf(caller).includes(scope)
+
 /** Scope rule (CONTRACT 1): a missing scope is 403 insufficient_scope (each front end adds its challenge). */
 export function requireScope(caller: Caller, scope: AgentTokenScope): void {
-  if (caller.kind === 'user' || caller.scopes.includes(scope)) return
+  if (hasScope(caller, scope)) return
   throw new AppError('insufficient_scope', `This token lacks the "${scope}" scope.`, {
     required_scope: scope,
   })

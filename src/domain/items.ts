@@ -1,7 +1,7 @@
 import type { InArgs } from '@libsql/client'
 import { AppError, notFound } from '../errors'
 import { sniffImageType } from '../storage/images'
-import { requireScope, requireSession, type Caller } from './caller'
+import { hasScope, requireScope, requireSession, type Caller } from './caller'
 import type { Deps } from './deps'
 import { newId } from './ids'
 import {
@@ -254,7 +254,7 @@ export async function createItem(
  * the workflow state it changed, never the item's contents.
  */
 export function visibleItem(caller: Caller, item: Item): Item {
-  if (caller.kind === 'user' || caller.scopes.includes('read_items')) return item
+  if (hasScope(caller, 'read_items')) return item
   return {
     ...item,
     title: null,
