@@ -1,9 +1,11 @@
 import { describe, expect, test } from 'bun:test'
 import { agentToken, createItem, sessionToken, setup } from './helpers'
 
-// REST lists read the stored document (items.doc, rendered by triggers) and splice in the
-// caller's claim view; the single fetch builds the item from its columns. Both must agree,
-// field for field, for every caller and every state an item can be in.
+// REST lists are rendered inside the database from the stored document (items.doc, written by
+// triggers) with the caller's claim view put in its tail (src/domain/item-pages.ts); the single
+// fetch builds the item from its columns. Both must agree, field for field, for every caller and
+// every state an item can be in, and a rendered page must cut and resume exactly where a page of
+// rows would.
 describe('stored item documents', () => {
   test('list, inbox and single fetch agree for every caller, after every kind of change', async () => {
     const ctx = await setup({ RATE_LIMIT_PER_MINUTE: '0' })
@@ -50,5 +52,67 @@ describe('stored item documents', () => {
     ctx.clock.advance(1000)
     await patch(session, one!, { workflow_status: 'pending' })
     await compare()
+    // A signed-in user's own claim, then every lease running out on the clock.
+    await patch(session, two!, { claim_action: 'claim', lease_seconds: 60 })
+    await patch(b.token, one!, { claim_action: 'claim', lease_seconds: 30 })
+    await compare()
+    ctx.clock.advance(61_000)
+    await compare()
+  })
+
+  test('rendered pages cut, order and resume exactly like the full list, at every page size', async () => {
+    const ctx = await setup({ RATE_LIMIT_PER_MINUTE: '0' })
+    const session = await sessionToken('alice')
+    const a = await agentToken(ctx, session)
+    // Ties on created_at are broken by id: create several items within the same millisecond.
+    const ids: string[] = []
+    for (let i = 0; i < 13; i++) {
+      const item = await createItem(ctx, session, {
+        title: `item ${i} ,{"id":"fake"}`,
+        tags: i % 2 ? ['odd', 'all'] : ['even', 'all'],
+        requested_action: i % 3 ? 'workflow' : null,
+      })
+      ids.push(item.id)
+    }
+    // Some held by the agent, one by the user: live tails inside the page, at its end and cut off.
+    for (const id of [ids[0], ids[5], ids[12]])
+      await ctx.json('PATCH', `/api/saved/items/${id}`, {
+        token: a.token,
+        body: { claim_action: 'claim' },
+      })
+    await ctx.json('PATCH', `/api/saved/items/${ids[7]}`, {
+      token: session,
+      body: { claim_action: 'claim' },
+    })
+    for (const path of [
+      '/api/saved/items?',
+      '/api/saved/items?tags=all,odd&',
+      '/api/saved/items?tag=even&type=event&',
+      '/api/saved/inbox?',
+      '/api/saved/inbox?claim_status=available&',
+    ]) {
+      for (const token of [session, a.token]) {
+        const whole = (await ctx.json('GET', `${path}limit=200`, { token })).body
+        expect(whole.next_cursor).toBeNull()
+        for (const limit of [1, 2, 3, 5, whole.items.length, whole.items.length + 1]) {
+          const pages: any[] = []
+          let cursor: string | null = null
+          do {
+            const res: any = await ctx.json(
+              'GET',
+              `${path}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+              { token },
+            )
+            expect(res.status).toBe(200)
+            expect(res.body.items.length).toBeLessThanOrEqual(limit)
+            pages.push(res.body)
+            cursor = res.body.next_cursor
+          } while (cursor)
+          // Every page but the last is full and says more follow; the last says none do.
+          for (const page of pages.slice(0, -1)) expect(page.items.length).toBe(limit)
+          expect(pages.flatMap((p) => p.items)).toEqual(whole.items)
+        }
+      }
+    }
   })
 })

@@ -3,9 +3,7 @@ import { claimantOf, requireScope, type Caller } from './caller'
 import { claimSql, leaseEnd } from './claims'
 import type { Deps } from './deps'
 import {
-  AS_ITEM,
   ITEM_COLUMNS,
-  type ItemProjection,
   toItemRecord,
   type ClaimStatusFilter,
   type Item,
@@ -13,7 +11,8 @@ import {
   type RequestedAction,
   type WorkflowStatus,
 } from './item'
-import { decodeCursor, toPage, type Page } from './page'
+import { AS_ITEMS, type ItemReader, type ListQuery } from './item-pages'
+import { decodeCursor, type Page } from './page'
 import { LIMITS, filterTags, pageLimit, text, wholeNumber } from './rules'
 import { newLeaseId, tokenStillActive } from './workflow'
 import { ClaimWaiters } from './claim-waiters'
@@ -36,7 +35,7 @@ export interface InboxFilter extends WorkFilter {
 }
 
 /** SQL conditions on `items` for a work filter, with named parameters. */
-function workWhere(filter: WorkFilter, p: Record<string, string | number | null>): string[] {
+function workWhere(filter: WorkFilter, p: ListQuery['params']): string[] {
   const where = ['user_id = :uid', 'requested_action IS NOT NULL']
   if (filter.requestedAction) where.push('requested_action = :ra'), (p.ra = filter.requestedAction)
   if (filter.type) where.push('type = :type'), (p.type = filter.type)
@@ -58,24 +57,17 @@ function workWhere(filter: WorkFilter, p: Record<string, string | number | null>
  * caller sees it. The partial index `items_inbox` (user, workflow status, created_at, id) serves
  * the common agent query — pending, available, oldest first — without a scan or a sort.
  */
-export async function listInbox<T extends { id: string; createdAt: number } = Item>(
+export async function listInbox<P = Page<Item>>(
   deps: Deps,
   caller: Caller,
   filter: InboxFilter,
-  as: ItemProjection<T> = AS_ITEM as unknown as ItemProjection<T>,
-): Promise<Page<T>> {
+  as: ItemReader<P> = AS_ITEMS as unknown as ItemReader<P>,
+): Promise<P> {
   requireScope(caller, 'read_items')
   const limit = pageLimit(filter.limit)
   const cursor = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor)
-  const now = deps.clock.now()
-  const me = claimantOf(caller)
-  const p: Record<string, string | number | null> = {
-    uid: caller.userId,
-    now,
-    ck: me.kind,
-    cid: me.id,
-    max: deps.limits.maxClaimAttempts,
-  }
+  // :now, :ck and :cid (the caller as claimant) are bound by the reader.
+  const p: ListQuery['params'] = { uid: caller.userId, max: deps.limits.maxClaimAttempts }
   const where = workWhere(filter, p)
   if (filter.workflowStatus) where.push('workflow_status = :ws'), (p.ws = filter.workflowStatus)
   const claimStatus = filter.claimStatus ?? 'all'
@@ -86,16 +78,8 @@ export async function listInbox<T extends { id: string; createdAt: number } = It
   else if (claimStatus === 'stuck') where.push(claimSql.stuck(':now', ':max'))
   if (cursor)
     where.push('(created_at, id) > (:cat, :cid2)'), (p.cat = cursor.createdAt), (p.cid2 = cursor.id)
-  p.limit = limit + 1
-
-  const rows = await deps.db.$rows(
-    `SELECT ${as.columns()} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at, id LIMIT :limit`,
-    p,
-  )
-  return toPage(
-    rows.map((row) => as.read(row, caller, now)),
-    limit,
-  )
+  const q: ListQuery = { from: 'items', where, order: 'created_at, id', params: p, limit }
+  return as.read(deps, caller, deps.clock.now(), q)
 }
 
 export interface ClaimNextInput extends WorkFilter {

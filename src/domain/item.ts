@@ -89,53 +89,6 @@ const C = Object.fromEntries(ITEM_COLUMN_NAMES.map((name, i) => [name, i])) as R
   number
 >
 
-/**
- * An item as its stored REST document (`items.doc`, kept by triggers) plus the caller's claim
- * view: what the REST lists read, one text column per row instead of twenty values.
- */
-export interface ItemDoc {
-  id: string
-  createdAt: number
-  /** JSON object of the caller-independent fields, in REST's spelling. */
-  doc: string
-  claim: ClaimView
-}
-
-/** How a list reads its rows: as Items (GraphQL, MCP, Markdown), or as stored documents (REST JSON). */
-export interface ItemProjection<T extends { id: string; createdAt: number }> {
-  columns: (alias?: string) => string
-  read: (row: RawRow, caller: Caller, now: number) => T
-}
-
-export const AS_ITEM: ItemProjection<Item> = {
-  columns: (alias) => (alias ? ITEM_COLUMNS_AS(alias) : ITEM_COLUMNS),
-  read: (row, caller, now) => toItemRecord(row, caller, now).item,
-}
-
-const DOC_COLUMNS = [
-  'doc',
-  'claim_kind',
-  'claim_id',
-  'claim_name',
-  'lease_expires_at',
-  'lease_id',
-  'created_at',
-  'id',
-]
-
-export const AS_DOC: ItemProjection<ItemDoc> = {
-  columns: (alias) => DOC_COLUMNS.map((c) => (alias ? `${alias}.${c}` : c)).join(', '),
-  read: (row, caller, now) => {
-    const r = row as unknown[]
-    return {
-      doc: String(r[0]),
-      claim: claimView(r[1], r[2], r[3], num(r[4]), r[5], caller, now),
-      createdAt: Number(r[6]),
-      id: String(r[7]),
-    }
-  },
-}
-
 /** An item with what only the domain sees: where its image is stored. */
 export interface ItemRecord {
   item: Item

@@ -1,13 +1,11 @@
-import type { InArgs } from '@libsql/client'
 import { AppError, notFound } from '../errors'
 import { sniffImageType } from '../storage/images'
 import { hasScope, requireScope, requireSession, type Caller } from './caller'
 import type { Deps } from './deps'
 import { newId } from './ids'
+import { AS_ITEMS, type ItemReader, type ListQuery } from './item-pages'
 import {
-  AS_ITEM,
   ITEM_COLUMNS,
-  type ItemProjection,
   toItemRecord,
   type ExtractionStatus,
   type Item,
@@ -17,7 +15,7 @@ import {
   type RequestedAction,
   type WorkflowStatus,
 } from './item'
-import { decodeCursor, toPage, type Page } from './page'
+import { decodeCursor, type Page } from './page'
 import { LIMITS, filterTags, normalizeTags, pageLimit, text } from './rules'
 
 /** The items list's filters (CONTRACT 3). `tags` holds `tag` and `tags` combined: all must match. */
@@ -47,50 +45,45 @@ export interface NewItem {
 /**
  * Recent items, newest first. The keyset is a row-value comparison on (created_at, id), so
  * every page costs what the first costs. With tag filters the first tag's index drives the scan
- * in the same order and the other tags are checked by primary-key lookups.
+ * in the same order and the other tags are checked by primary-key lookups. `as` chooses how the
+ * page is read: domain Items by default, REST's rendered JSON with `AS_JSON`.
  */
-export async function listItems<T extends { id: string; createdAt: number } = Item>(
+export async function listItems<P = Page<Item>>(
   deps: Deps,
   caller: Caller,
   filter: ItemFilter,
-  as: ItemProjection<T> = AS_ITEM as unknown as ItemProjection<T>,
-): Promise<Page<T>> {
+  as: ItemReader<P> = AS_ITEMS as unknown as ItemReader<P>,
+): Promise<P> {
   requireScope(caller, 'read_items')
   const limit = pageLimit(filter.limit)
   const tags = filterTags(filter.tags)
   const cursor = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor)
-  const now = deps.clock.now()
-
-  const args: InArgs = []
-  let sql: string
+  const params: ListQuery['params'] = { uid: caller.userId }
+  const q: ListQuery = { from: 'items', where: [], order: '', params, limit }
   if (tags.length === 0) {
-    const where = ['user_id = ?']
-    args.push(caller.userId)
-    if (filter.type) where.push('type = ?'), args.push(filter.type)
-    if (filter.status) where.push('status = ?'), args.push(filter.status)
-    if (cursor) where.push('(created_at, id) < (?, ?)'), args.push(cursor.createdAt, cursor.id)
-    sql = `SELECT ${as.columns()} FROM items WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`
+    q.where.push('user_id = :uid')
+    if (cursor) q.where.push('(created_at, id) < (:cat, :cat_id)')
+    q.order = 'created_at DESC, id DESC'
   } else {
-    const where = ['t.user_id = ?', 't.tag = ?']
     const [first, ...others] = tags as [string, ...string[]]
-    args.push(caller.userId, first)
-    if (cursor)
-      where.push('(t.created_at, t.item_id) < (?, ?)'), args.push(cursor.createdAt, cursor.id)
-    for (const tag of others) {
-      where.push('EXISTS (SELECT 1 FROM item_tags t2 WHERE t2.item_id = t.item_id AND t2.tag = ?)')
-      args.push(tag)
-    }
-    if (filter.type) where.push('i.type = ?'), args.push(filter.type)
-    if (filter.status) where.push('i.status = ?'), args.push(filter.status)
-    sql = `SELECT ${as.columns('i')} FROM item_tags t JOIN items i ON i.id = t.item_id
-           WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.item_id DESC LIMIT ?`
+    q.from = 'item_tags t JOIN items i ON i.id = t.item_id'
+    q.alias = 'i'
+    q.where.push('t.user_id = :uid', 't.tag = :tag0')
+    params.tag0 = first
+    if (cursor) q.where.push('(t.created_at, t.item_id) < (:cat, :cat_id)')
+    others.forEach((tag, n) => {
+      q.where.push(
+        `EXISTS (SELECT 1 FROM item_tags t2 WHERE t2.item_id = t.item_id AND t2.tag = :tag${n + 1})`,
+      )
+      params[`tag${n + 1}`] = tag
+    })
+    q.order = 't.created_at DESC, t.item_id DESC'
   }
-  args.push(limit + 1)
-  const rows = await deps.db.$rows(sql, args)
-  return toPage(
-    rows.map((row) => as.read(row, caller, now)),
-    limit,
-  )
+  const col = (c: string) => (q.alias ? `${q.alias}.${c}` : c)
+  if (filter.type) q.where.push(`${col('type')} = :type`), (params.type = filter.type)
+  if (filter.status) q.where.push(`${col('status')} = :status`), (params.status = filter.status)
+  if (cursor) (params.cat = cursor.createdAt), (params.cat_id = cursor.id)
+  return as.read(deps, caller, deps.clock.now(), q)
 }
 
 /** Reads one of the caller's items; another user's id answers exactly like an unknown one. */

@@ -3,7 +3,7 @@ import type { CallerResolver } from '../auth/caller'
 import type { CallerRateLimiter } from '../auth/rate-limit'
 import { invalid } from '../errors'
 import type { Deps } from '../domain/deps'
-import { AS_DOC } from '../domain/item'
+import { AS_JSON } from '../domain/item-pages'
 import { claimNext, listInbox } from '../domain/inbox'
 import { createItem, deleteItem, getItem, listItems, type NewItem } from '../domain/items'
 import { itemHistory, updateItem } from '../domain/workflow'
@@ -27,10 +27,10 @@ import {
   errors,
 } from './schemas'
 import {
-  docPageJson,
   historyJson,
   itemJson,
   itemWithImageJson,
+  jsonPageText,
   leaseJson,
   type PageJson,
   pageJson,
@@ -148,7 +148,7 @@ export function itemRoutes({ deps, resolveCaller, rateLimit }: ItemRouteDeps) {
             renderPage('Saved items', pageJson(await listItems(deps, caller, filter))),
           )
         }
-        return jsonText<PageJson>(docPageJson(await listItems(deps, caller, filter, AS_DOC)))
+        return jsonText<PageJson>(jsonPageText(await listItems(deps, caller, filter, AS_JSON)))
       },
       {
         query: ItemListQuery,
@@ -303,7 +303,7 @@ export function itemRoutes({ deps, resolveCaller, rateLimit }: ItemRouteDeps) {
             renderPage('Inbox', pageJson(await listInbox(deps, caller, filter))),
           )
         }
-        return jsonText<PageJson>(docPageJson(await listInbox(deps, caller, filter, AS_DOC)))
+        return jsonText<PageJson>(jsonPageText(await listInbox(deps, caller, filter, AS_JSON)))
       },
       {
         query: InboxQuery,

@@ -1,6 +1,7 @@
 import type { AgentToken } from '../domain/agent-tokens'
 import type { Lease } from '../domain/inbox'
-import type { Item, ItemDoc, ItemWithImage } from '../domain/item'
+import type { Item, ItemWithImage } from '../domain/item'
+import type { JsonPage } from '../domain/item-pages'
 import type { Page } from '../domain/page'
 import type { HistoryEvent } from '../domain/workflow'
 
@@ -31,7 +32,7 @@ export function itemJson(i: Item) {
     available_at: isoOrNull(i.availableAt),
     created_at: iso(i.createdAt),
     updated_at: iso(i.updatedAt),
-    // The caller's view last: the same order as a stored document with its claim spliced on.
+    // The caller's view last: the same order as a page the database renders (item-pages.ts).
     claim_status: i.claimStatus,
     claimed_by: i.claimedBy,
     lease_expires_at: isoOrNull(i.leaseExpiresAt),
@@ -39,21 +40,9 @@ export function itemJson(i: Item) {
   }
 }
 
-/**
- * A stored item document (`items.doc`, the caller-independent fields rendered by the database
- * in this same spelling) with the caller's claim view spliced on: no per-field work per row.
- */
-export function itemDocJson(d: ItemDoc): string {
-  const c = d.claim
-  const lease = c.leaseExpiresAt === null ? 'null' : `"${iso(c.leaseExpiresAt)}"`
-  const by = c.claimedBy === null ? 'null' : JSON.stringify(c.claimedBy)
-  const id = c.leaseId === null ? 'null' : JSON.stringify(c.leaseId)
-  return `${d.doc.slice(0, -1)},"claim_status":"${c.claimStatus}","claimed_by":${by},"lease_expires_at":${lease},"lease_id":${id}}`
-}
-
-/** A page of stored documents as the JSON text of `{ items, next_cursor }`. */
-export const docPageJson = (page: Page<ItemDoc>): string =>
-  `{"items":[${page.items.map(itemDocJson).join(',')}],"next_cursor":${page.nextCursor === null ? 'null' : JSON.stringify(page.nextCursor)}}`
+/** A page the database rendered in REST's spelling, as the JSON text of `{ items, next_cursor }`. */
+export const jsonPageText = (page: JsonPage): string =>
+  `{"items":${page.items},"next_cursor":${page.nextCursor === null ? 'null' : JSON.stringify(page.nextCursor)}}`
 export type ItemJson = ReturnType<typeof itemJson> & { source_image_url?: string | null }
 
 export const itemWithImageJson = (i: ItemWithImage): ItemJson => ({
