@@ -69,7 +69,7 @@ describe('stored item documents', () => {
     for (let i = 0; i < 13; i++) {
       const item = await createItem(ctx, session, {
         title: `item ${i} ,{"id":"fake"}`,
-        tags: i % 2 ? ['odd', 'all'] : ['even', 'all'],
+        tags: [i % 2 ? 'odd' : 'even', 'all', i % 4 ? 'q' : 'r'],
         requested_action: i % 3 ? 'workflow' : null,
       })
       ids.push(item.id)
@@ -87,6 +87,7 @@ describe('stored item documents', () => {
     for (const path of [
       '/api/saved/items?',
       '/api/saved/items?tags=all,odd&',
+      '/api/saved/items?tag=q&tags=odd,all&',
       '/api/saved/items?tag=even&type=event&',
       '/api/saved/inbox?',
       '/api/saved/inbox?claim_status=available&',

@@ -44,8 +44,8 @@ export interface NewItem {
 
 /**
  * Recent items, newest first. The keyset is a row-value comparison on (created_at, id), so
- * every page costs what the first costs. With tag filters the first tag's index drives the scan
- * in the same order and the other tags are checked by primary-key lookups. `as` chooses how the
+ * every page costs what the first costs. Tag filters read the tag index, which holds the same
+ * keyset order (see below). `as` chooses how the
  * page is read: domain Items by default, REST's rendered JSON with `AS_JSON`.
  */
 export async function listItems<P = Page<Item>>(
@@ -64,7 +64,22 @@ export async function listItems<P = Page<Item>>(
     q.where.push('user_id = :uid')
     if (cursor) q.where.push('(created_at, id) < (:cat, :cat_id)')
     q.order = 'created_at DESC, id DESC'
+  } else if (tags.length > 1 && !filter.type && !filter.status) {
+    // Every tag's index entries are already in keyset order: SQLite merges them (INTERSECT)
+    // and stops at the page's end, stepping along each index instead of probing one tag's
+    // entries against the others (2–3 × faster for two tags in bench/).
+    const after = cursor ? ' AND (created_at, item_id) < (:cat, :cat_id)' : ''
+    const keys = tags.map((tag, n) => {
+      params[`tag${n}`] = tag
+      return `SELECT created_at, item_id FROM item_tags WHERE user_id = :uid AND tag = :tag${n}${after}`
+    })
+    q.from = `(${keys.join(' INTERSECT ')} ORDER BY 1 DESC, 2 DESC LIMIT :limit) k
+      JOIN items i ON i.id = k.item_id`
+    q.alias = 'i'
+    q.where.push('i.user_id = :uid')
+    q.order = 'k.created_at DESC, k.item_id DESC'
   } else {
+    // One tag (or tags with other filters): that tag's index drives the scan in keyset order.
     const [first, ...others] = tags as [string, ...string[]]
     q.from = 'item_tags t JOIN items i ON i.id = t.item_id'
     q.alias = 'i'
