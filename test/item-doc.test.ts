@@ -95,6 +95,10 @@ describe('stored item documents', () => {
       for (const token of [session, a.token]) {
         const whole = (await ctx.json('GET', `${path}limit=200`, { token })).body
         expect(whole.next_cursor).toBeNull()
+        // The order itself: created_at, then id — newest first, the inbox oldest first.
+        const keys = whole.items.map((i: any) => `${i.created_at} ${i.id}`)
+        const sorted = [...keys].sort()
+        expect(keys).toEqual(path.includes('inbox') ? sorted : sorted.reverse())
         for (const limit of [1, 2, 3, 5, whole.items.length, whole.items.length + 1]) {
           const pages: any[] = []
           let cursor: string | null = null

@@ -209,13 +209,13 @@ describe('items: create, list, filters, pagination', () => {
     const list = await planOf(`/api/saved/items?type=event&cursor=${cursor}`)
     expect(list).toContain('USING INDEX items_user_created')
     expect(list).not.toContain('TEMP B-TREE')
-    // Two tags: both tag indexes merged in keyset order; only the page itself is sorted.
+    // Two tags: both tag indexes merged in keyset order, nothing sorted.
     const tags = await planOf(`/api/saved/items?tags=a,b&cursor=${cursor}`)
     expect(tags).toContain('MERGE (INTERSECT)')
     expect(
       tags.match(/SEARCH item_tags USING COVERING INDEX item_tags_user_tag_created/g),
     ).toHaveLength(2)
-    expect(tags.split('SCAN k')[0]).not.toContain('TEMP B-TREE')
+    expect(tags).not.toContain('TEMP B-TREE')
     expect(tags).not.toMatch(/SCAN (items|item_tags)/)
     // One tag, or tags with another filter: that tag's index drives the walk, nothing is sorted.
     for (const path of ['tag=a', 'tags=a,b&type=event']) {

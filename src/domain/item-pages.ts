@@ -15,7 +15,8 @@ export interface ListQuery {
   from: string
   alias?: string
   where: string[]
-  order: string
+  /** Absent when `from` already yields the rows in page order. */
+  order?: string
   params: Record<string, InValue>
   limit: number
 }
@@ -26,7 +27,7 @@ export interface ItemReader<P> {
 }
 
 const selectSql = (q: ListQuery, columns: string) =>
-  `SELECT ${columns} FROM ${q.from} WHERE ${q.where.join(' AND ')} ORDER BY ${q.order} LIMIT :limit`
+  `SELECT ${columns} FROM ${q.from} WHERE ${q.where.join(' AND ')}${q.order ? ` ORDER BY ${q.order}` : ''} LIMIT :limit`
 
 const bind = (q: ListQuery, caller: Caller, now: number) => {
   const me = claimantOf(caller)

@@ -59,7 +59,7 @@ export async function listItems<P = Page<Item>>(
   const tags = filterTags(filter.tags)
   const cursor = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor)
   const params: ListQuery['params'] = { uid: caller.userId }
-  const q: ListQuery = { from: 'items', where: [], order: '', params, limit }
+  const q: ListQuery = { from: 'items', where: [], params, limit }
   if (tags.length === 0) {
     q.where.push('user_id = :uid')
     if (cursor) q.where.push('(created_at, id) < (:cat, :cat_id)')
@@ -73,11 +73,11 @@ export async function listItems<P = Page<Item>>(
       params[`tag${n}`] = tag
       return `SELECT created_at, item_id FROM item_tags WHERE user_id = :uid AND tag = :tag${n}${after}`
     })
+    // CROSS JOIN keeps k the outer loop, so the page comes out in k's order without a sort.
     q.from = `(${keys.join(' INTERSECT ')} ORDER BY 1 DESC, 2 DESC LIMIT :limit) k
-      JOIN items i ON i.id = k.item_id`
+      CROSS JOIN items i ON i.id = k.item_id`
     q.alias = 'i'
     q.where.push('i.user_id = :uid')
-    q.order = 'k.created_at DESC, k.item_id DESC'
   } else {
     // One tag (or tags with other filters): that tag's index drives the scan in keyset order.
     const [first, ...others] = tags as [string, ...string[]]
