@@ -63,6 +63,12 @@ export const items = sqliteTable(
      * splices in the caller's claim view instead of building twenty values per row.
      */
     doc: text('doc'),
+    /**
+     * GraphQL's rendering of the same fields: each field's JSON value, separated by U+001F, in
+     * the order of `GRAPHQL_VALUES` (src/domain/item-pages.ts), kept by the same triggers
+     * (migration 0010). A GraphQL page of items is assembled from these values by key.
+     */
+    gql: text('gql'),
     /** Marks which PATCH wrote the row last, so the statements of one batch can see that it applied. */
     revision: text('revision'),
   },

@@ -125,3 +125,83 @@ export const AS_JSON: ItemReader<JsonPage> = {
     }
   },
 }
+
+/**
+ * GraphQL's stored rendering (`items.gql`, kept by the triggers of migration 0010): each
+ * caller-independent field's JSON value in GraphQL's spelling (enums in capitals, timestamps as
+ * ISO 8601), in this order, separated by U+001F.
+ */
+export const GRAPHQL_VALUES = [
+  'id',
+  'type',
+  'status',
+  'workflowStatus',
+  'title',
+  'summary',
+  'actionNote',
+  'resolutionNote',
+  'tags',
+  'requestedAction',
+  'destinationKind',
+  'destinationName',
+  'attempts',
+  'availableAt',
+  'createdAt',
+  'updatedAt',
+] as const
+
+/** What a read appends to the stored values: the caller's claim view, then the holder's fields. */
+export const GRAPHQL_CLAIM_VALUES = [
+  'claimStatus',
+  'leaseExpiresAt',
+  'leaseId',
+  'claimant.kind',
+  'claimant.id',
+  'claimant.name',
+] as const
+
+const US = 'char(31)'
+
+/** The claim view's values as the caller sees it at :now — the rule of `claimView` (item.ts). */
+const GRAPHQL_CLAIM_SQL = `CASE WHEN ${claimSql.live(':now')}
+  THEN ${US} || CASE WHEN ${mineSql} THEN '"MINE"' ELSE '"CLAIMED"' END
+    || ${US} || '"' || ${isoSql('lease_expires_at')} || '"'
+    || ${US} || CASE WHEN ${mineSql} THEN json_quote(lease_id) ELSE 'null' END
+    || ${US} || json_quote(upper(claim_kind)) || ${US} || json_quote(claim_id)
+    || ${US} || json_quote(claim_name)
+  ELSE ${US} || '"AVAILABLE"' || ${US} || 'null' || ${US} || 'null' || ${US} || 'null'
+    || ${US} || 'null' || ${US} || 'null' END`
+
+/**
+ * A page of items as GraphQL's JSON values — `GRAPHQL_VALUES` then `GRAPHQL_CLAIM_VALUES` per
+ * item — read as one row like `AS_JSON`: the GraphQL layer writes the requested keys around
+ * them (src/graphql/list-fast-path.ts) instead of building and serialising an Item per row.
+ */
+export const AS_GRAPHQL_VALUES: ItemReader<Page<string[]>> = {
+  async read(deps, caller, now, q) {
+    const columns = ['gql', ...DOC_COLUMNS.slice(1)]
+      .map((c) => (q.alias ? `${q.alias}.${c}` : c))
+      .join(', ')
+    const [row] = await deps.db.$rows(
+      `SELECT group_concat(gql || ${GRAPHQL_CLAIM_SQL}, char(30)), group_concat(created_at || ':' || id, ',')
+       FROM (${selectSql(q, columns)})`,
+      bind(q, caller, now),
+    )
+    const rendered = row?.[0]
+    if (typeof rendered !== 'string') return toPage([], q.limit)
+    const items = rendered.split('\x1e')
+    const keys = String(row?.[1]).split(',')
+    if (items.length !== keys.length) throw new Error('an item has no stored GraphQL rendering')
+    if (keys.length > q.limit) items.pop()
+    const cursorAt = (i: number) => {
+      const [at = '', id = ''] = (i < items.length ? (keys[i] ?? '') : '').split(':')
+      if (!id) throw new RangeError(`no item ${i} on this page`)
+      return encodeCursor({ createdAt: Number(at), id })
+    }
+    return {
+      items: items.map((values) => values.split('\x1f')),
+      nextCursor: keys.length > q.limit ? cursorAt(items.length - 1) : null,
+      cursorAt,
+    }
+  },
+}

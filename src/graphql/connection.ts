@@ -3,8 +3,8 @@ import { ItemRef } from './item'
 import type { Item } from '../domain/item'
 import type { Page } from '../domain/page'
 
-interface ItemConnectionShape {
-  edges: { cursor: string; node: Item }[]
+interface ConnectionShape<N> {
+  edges: { cursor: string; node: N }[]
   pageInfo: {
     hasNextPage: boolean
     hasPreviousPage: boolean
@@ -13,11 +13,16 @@ interface ItemConnectionShape {
   }
 }
 
-/** A domain page → a Relay connection whose cursors are the REST cursors. */
-export function toConnection(
-  page: Page<Item>,
+type ItemConnectionShape = ConnectionShape<Item>
+
+/**
+ * A domain page → a Relay connection whose cursors are the REST cursors. The nodes are Items,
+ * or an item's GraphQL values as the database rendered them (list-fast-path.ts).
+ */
+export function toConnection<N>(
+  page: Page<N>,
   after: string | null | undefined,
-): ItemConnectionShape {
+): ConnectionShape<N> {
   const edges = page.items.map((node, i) => ({ cursor: page.cursorAt(i), node }))
   return {
     edges,

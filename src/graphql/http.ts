@@ -3,6 +3,8 @@ import { processRegularResult, type YogaServerInstance } from 'graphql-yoga'
 import { AppError, ERROR_CODES } from '../errors'
 import type { CallerResolver } from '../auth/caller'
 import { readBody } from '../http/body'
+import type { GraphQLContext } from './builder'
+import { listFastPath } from './list-fast-path'
 
 type Yoga = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>
 
@@ -45,6 +47,7 @@ export interface GraphQLHttpOptions {
  * read under the JSON size limit and deadline (413/408), chunked or not.
  */
 export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
+  const fastList = listFastPath()
   return async (request: Request, clientAddress?: string): Promise<Response> => {
     let caller: unknown
     let text: string | undefined
@@ -147,6 +150,19 @@ export function graphqlHandler(yoga: Yoga, options: GraphQLHttpOptions) {
         ) as Response
       }
       return viaYoga(request, text)
+    }
+    const rendered = await fastList(
+      schema,
+      document,
+      (variables ?? undefined) as Record<string, unknown> | undefined,
+      contextValue as GraphQLContext,
+    )
+    if (rendered !== null) {
+      // What processRegularResult sends for an answer without errors.
+      return new Response(rendered, {
+        status: 200,
+        headers: { 'Content-Type': 'application/json; charset=utf-8' },
+      })
     }
     const result = await execute({
       schema,

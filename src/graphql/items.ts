@@ -9,8 +9,15 @@ import {
   RequestedActionEnum,
   WorkflowStatusEnum,
 } from './enums'
-import { createItem, deleteItem, getItem, listItems } from '../domain/items'
-import { claimNext, listInbox, type ClaimNextResult } from '../domain/inbox'
+import { createItem, deleteItem, getItem, listItems, type ItemFilter } from '../domain/items'
+import { claimNext, listInbox, type ClaimNextResult, type InboxFilter } from '../domain/inbox'
+import type {
+  ClaimStatusFilter,
+  ExtractionStatus,
+  ItemType,
+  RequestedAction,
+  WorkflowStatus,
+} from '../domain/item'
 import { updateItem } from '../domain/workflow'
 
 // Queries and mutations on items. GraphQL's types already check the shape and its names are
@@ -19,6 +26,52 @@ import { updateItem } from '../domain/workflow'
 
 /** GraphQL's null for "not given" → the domain's undefined. */
 const opt = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v)
+
+/** A list argument as GraphQL hands it over: absent, null (not given), or the value. */
+type Arg<T> = T | null | undefined
+const tagsOf = (a: { tag?: Arg<string>; tags?: Arg<string[]> }) => [
+  ...(a.tag != null ? [a.tag] : []),
+  ...(a.tags ?? []),
+]
+
+export interface ItemsArgs {
+  first?: Arg<number>
+  after?: Arg<string>
+  type?: Arg<ItemType>
+  status?: Arg<ExtractionStatus>
+  tag?: Arg<string>
+  tags?: Arg<string[]>
+}
+
+/** `items`' arguments → the domain's filter (shared with list-fast-path.ts). */
+export const itemsFilter = (a: ItemsArgs): ItemFilter => ({
+  type: opt(a.type),
+  status: opt(a.status),
+  tags: tagsOf(a),
+  limit: opt(a.first),
+  cursor: opt(a.after),
+})
+
+export interface InboxArgs extends ItemsArgs {
+  workflowStatus?: Arg<WorkflowStatus>
+  requestedAction?: Arg<RequestedAction>
+  destinationKind?: Arg<string>
+  destinationName?: Arg<string>
+  claimStatus?: Arg<ClaimStatusFilter>
+}
+
+/** `inbox`' arguments → the domain's filter (shared with list-fast-path.ts). */
+export const inboxFilter = (a: InboxArgs): InboxFilter => ({
+  workflowStatus: opt(a.workflowStatus),
+  requestedAction: opt(a.requestedAction),
+  type: opt(a.type),
+  destinationKind: opt(a.destinationKind),
+  destinationName: opt(a.destinationName),
+  tags: tagsOf(a),
+  claimStatus: opt(a.claimStatus),
+  limit: opt(a.first),
+  cursor: opt(a.after),
+})
 
 builder.queryFields((t) => ({
   items: t.field({
@@ -32,16 +85,8 @@ builder.queryFields((t) => ({
       tag: t.arg.string(),
       tags: t.arg.stringList({ description: 'Every tag must be present (AND with tag).' }),
     },
-    resolve: async (_root, a, ctx) => {
-      const page = await listItems(ctx.deps, ctx.caller, {
-        type: opt(a.type),
-        status: opt(a.status),
-        tags: [...(a.tag != null ? [a.tag] : []), ...(a.tags ?? [])],
-        limit: opt(a.first),
-        cursor: opt(a.after),
-      })
-      return toConnection(page, a.after)
-    },
+    resolve: async (_root, a, ctx) =>
+      toConnection(await listItems(ctx.deps, ctx.caller, itemsFilter(a)), a.after),
   }),
   item: t.field({
     type: ItemRef,
@@ -65,20 +110,8 @@ builder.queryFields((t) => ({
       tags: t.arg.stringList(),
       claimStatus: t.arg({ type: ClaimStatusFilterEnum }),
     },
-    resolve: async (_root, a, ctx) => {
-      const page = await listInbox(ctx.deps, ctx.caller, {
-        workflowStatus: opt(a.workflowStatus),
-        requestedAction: opt(a.requestedAction),
-        type: opt(a.type),
-        destinationKind: opt(a.destinationKind),
-        destinationName: opt(a.destinationName),
-        tags: [...(a.tag != null ? [a.tag] : []), ...(a.tags ?? [])],
-        claimStatus: opt(a.claimStatus),
-        limit: opt(a.first),
-        cursor: opt(a.after),
-      })
-      return toConnection(page, a.after)
-    },
+    resolve: async (_root, a, ctx) =>
+      toConnection(await listInbox(ctx.deps, ctx.caller, inboxFilter(a)), a.after),
   }),
 }))
 
