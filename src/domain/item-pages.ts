@@ -3,7 +3,7 @@ import { claimantOf, type Caller } from './caller'
 import { claimSql } from './claims'
 import type { Deps } from './deps'
 import { ITEM_COLUMNS_AS, toItemRecord, type Item } from './item'
-import { encodeCursor, toPage, type Page } from './page'
+import { cursorOfKey, toPage, type Page } from './page'
 
 /**
  * One page of a list, as its domain function built it: rows `FROM` … `WHERE` … in `order`, read
@@ -118,11 +118,7 @@ export const AS_JSON: ItemReader<JsonPage> = {
     // One row more than the page was read: drop its document, resume after the page's last.
     const cut = docs.lastIndexOf(DOCUMENT_START)
     if (cut === -1) throw new Error('a rendered page does not separate its documents')
-    const [at = '', id = ''] = (keys[q.limit - 1] ?? '').split(':')
-    return {
-      items: `[${docs.slice(0, cut)}]`,
-      nextCursor: encodeCursor({ createdAt: Number(at), id }),
-    }
+    return { items: `[${docs.slice(0, cut)}]`, nextCursor: cursorOfKey(keys[q.limit - 1] ?? '') }
   },
 }
 
@@ -172,36 +168,45 @@ const GRAPHQL_CLAIM_SQL = `CASE WHEN ${claimSql.live(':now')}
   ELSE ${US} || '"AVAILABLE"' || ${US} || 'null' || ${US} || 'null' || ${US} || 'null'
     || ${US} || 'null' || ${US} || 'null' END`
 
+/** One item of a GraphQL values page: its values start at `at` in the page's `values`. */
+export interface GraphQLValues {
+  values: string[]
+  at: number
+}
+
+/** Values per item: the stored ones, then the claim view's. */
+const VALUES_PER_ITEM = GRAPHQL_VALUES.length + GRAPHQL_CLAIM_VALUES.length
+
 /**
  * A page of items as GraphQL's JSON values — `GRAPHQL_VALUES` then `GRAPHQL_CLAIM_VALUES` per
- * item — read as one row like `AS_JSON`: the GraphQL layer writes the requested keys around
- * them (src/graphql/list-fast-path.ts) instead of building and serialising an Item per row.
+ * item — read as one row like `AS_JSON` and split once: the GraphQL layer writes the requested
+ * keys around them (src/graphql/list-fast-path.ts) instead of building and serialising an Item
+ * per row.
  */
-export const AS_GRAPHQL_VALUES: ItemReader<Page<string[]>> = {
+export const AS_GRAPHQL_VALUES: ItemReader<Page<GraphQLValues>> = {
   async read(deps, caller, now, q) {
     const columns = ['gql', ...DOC_COLUMNS.slice(1)]
       .map((c) => (q.alias ? `${q.alias}.${c}` : c))
       .join(', ')
     const [row] = await deps.db.$rows(
-      `SELECT group_concat(gql || ${GRAPHQL_CLAIM_SQL}, char(30)), group_concat(created_at || ':' || id, ',')
+      `SELECT group_concat(gql || ${GRAPHQL_CLAIM_SQL}, ${US}), group_concat(created_at || ':' || id, ',')
        FROM (${selectSql(q, columns)})`,
       bind(q, caller, now),
     )
     const rendered = row?.[0]
     if (typeof rendered !== 'string') return toPage([], q.limit)
-    const items = rendered.split('\x1e')
+    // Items and their values are all separated by U+001F, which JSON text never holds raw;
+    // every item has the same number of values.
+    const values = rendered.split('\x1f')
     const keys = String(row?.[1]).split(',')
-    if (items.length !== keys.length) throw new Error('an item has no stored GraphQL rendering')
-    if (keys.length > q.limit) items.pop()
+    if (values.length !== keys.length * VALUES_PER_ITEM)
+      throw new Error('an item has no stored GraphQL rendering')
+    const count = Math.min(keys.length, q.limit)
+    const items = Array.from({ length: count }, (_, i) => ({ values, at: i * VALUES_PER_ITEM }))
     const cursorAt = (i: number) => {
-      const [at = '', id = ''] = (i < items.length ? (keys[i] ?? '') : '').split(':')
-      if (!id) throw new RangeError(`no item ${i} on this page`)
-      return encodeCursor({ createdAt: Number(at), id })
+      if (i >= count) throw new RangeError(`no item ${i} on this page`)
+      return cursorOfKey(keys[i] ?? '')
     }
-    return {
-      items: items.map((values) => values.split('\x1f')),
-      nextCursor: keys.length > q.limit ? cursorAt(items.length - 1) : null,
-      cursorAt,
-    }
+    return { items, nextCursor: keys.length > q.limit ? cursorAt(count - 1) : null, cursorAt }
   },
 }

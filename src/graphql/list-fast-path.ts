@@ -9,7 +9,12 @@ import {
   type SelectionSetNode,
 } from 'graphql'
 import { listInbox } from '../domain/inbox'
-import { AS_GRAPHQL_VALUES, GRAPHQL_CLAIM_VALUES, GRAPHQL_VALUES } from '../domain/item-pages'
+import {
+  AS_GRAPHQL_VALUES,
+  GRAPHQL_CLAIM_VALUES,
+  GRAPHQL_VALUES,
+  type GraphQLValues,
+} from '../domain/item-pages'
 import { listItems } from '../domain/items'
 import type { GraphQLContext } from './builder'
 import { toConnection } from './connection'
@@ -81,7 +86,7 @@ function planObject(
   each: (field: FieldNode, prefix: string) => Part | null,
 ): Part[] | null {
   const fields = plainFields(set)
-  if (!fields) return null
+  if (!fields?.length) return null
   const keys = prefixes(fields)
   const parts: Part[] = []
   for (const [i, f] of fields.entries()) {
@@ -137,44 +142,47 @@ function planOf(operation: OperationDefinitionNode): Plan | null {
   return { field, root, head: `{"data":{"${key}":`, connection }
 }
 
-type Edge = { cursor: string; node: string[] }
+type Edge = { cursor: string; node: GraphQLValues }
 
-/** Writes one object of the answer; an empty selection is `{}`. */
-function write(parts: Part[], info: PageInfo, edges: Edge[], edge?: Edge): string {
-  if (parts.length === 0) return '{}'
-  let out = ''
+/** Appends one object of the answer to `out` (joined once at the end). */
+function write(out: string[], parts: Part[], info: PageInfo, edges: Edge[], edge?: Edge) {
   for (const p of parts) {
-    out += p.prefix
+    out.push(p.prefix)
     switch (p.kind) {
       case 'literal':
-        out += p.text
+        out.push(p.text)
         break
       case 'value':
-        out += edge?.node[p.at] ?? 'null'
+        out.push(edge ? (edge.node.values[edge.node.at + p.at] ?? 'null') : 'null')
         break
       case 'claimant':
         // The holder's values are null when no live lease is held: then so is claimedBy.
-        out +=
-          edge?.node[CLAIM_STATUS_AT] === '"AVAILABLE"' ? 'null' : write(p.parts, info, edges, edge)
+        if (edge?.node.values[edge.node.at + CLAIM_STATUS_AT] === '"AVAILABLE"') out.push('null')
+        else write(out, p.parts, info, edges, edge)
         break
       case 'cursor':
-        out += JSON.stringify(edge?.cursor)
+        out.push(`"${edge?.cursor}"`)
         break
       case 'node':
-        out += write(p.parts, info, edges, edge)
+        write(out, p.parts, info, edges, edge)
         break
       case 'info':
-        out += JSON.stringify(info[p.field])
+        out.push(JSON.stringify(info[p.field]))
         break
       case 'pageInfo':
-        out += write(p.parts, info, edges)
+        write(out, p.parts, info, edges)
         break
       case 'edges':
-        out += `[${edges.map((e) => write(p.parts, info, edges, e)).join(',')}]`
+        out.push('[')
+        edges.forEach((e, i) => {
+          if (i > 0) out.push(',')
+          write(out, p.parts, info, edges, e)
+        })
+        out.push(']')
         break
     }
   }
-  return `${out}}`
+  out.push('}')
 }
 
 /**
@@ -210,7 +218,10 @@ export function listFastPath() {
           ? await listItems(deps, caller, itemsFilter(args as ItemsArgs), AS_GRAPHQL_VALUES)
           : await listInbox(deps, caller, inboxFilter(args as InboxArgs), AS_GRAPHQL_VALUES)
       const { edges, pageInfo } = toConnection(page, args.after as string | null | undefined)
-      return `${plan.head}${write(plan.connection, pageInfo, edges)}}}`
+      const out = [plan.head]
+      write(out, plan.connection, pageInfo, edges)
+      out.push('}}')
+      return out.join('')
     } catch {
       // Refused or invalid (a bad cursor, a missing scope): the executor raises the same error
       // in GraphQL's shape, with its path and locations. A read changes nothing, so running it
