@@ -6,6 +6,7 @@ import { openDatabase, type Db } from '../src/db/client'
 import { migrateDatabase } from '../src/db/migrate'
 import { newId } from '../src/domain/ids'
 import { EXTRACTION_STATUSES, ITEM_TYPES, REQUESTED_ACTIONS } from '../src/domain/item'
+import { signTagRowsSql } from '../src/domain/tag-signature'
 
 const TITLES = {
   event: [
@@ -93,11 +94,13 @@ export async function seedItems(
     const itemRows: unknown[] = []
     const tagRows: unknown[] = []
     const n = Math.min(chunk, count - start)
+    const chunkIds: string[] = []
     for (let i = 0; i < n; i++) {
       const index = start + i
       const createdAt = now - (count - index) * 60_000 // one item a minute, oldest first
       const type = ITEM_TYPES[index % ITEM_TYPES.length] ?? 'event'
       const id = newId('itm', createdAt)
+      chunkIds.push(id)
       const tags = [
         ...new Set([pick(TAGS), pick(TAGS), ...(random() < 0.3 ? [pick(TAGS)] : [])]),
       ].slice(0, 1 + Math.floor(random() * 3))
@@ -139,6 +142,11 @@ export async function seedItems(
         {
           sql: `INSERT INTO item_tags (item_id, user_id, tag, created_at) VALUES ${tagValues}`,
           args: tagRows as never,
+        },
+        // The tag signatures, as the API writes them (src/domain/tag-signature.ts).
+        {
+          sql: `${signTagRowsSql} WHERE item_id IN (SELECT value FROM json_each(?))`,
+          args: [JSON.stringify(chunkIds)],
         },
       ],
       'write',

@@ -91,10 +91,13 @@ export const itemTags = sqliteTable(
     tag: text('tag').notNull(),
     // Copied from the item (never changes) so the tag index can also serve the keyset order.
     createdAt: integer('created_at').notNull(),
+    /** All of the item's tags as one bit set (src/domain/tag-signature.ts); NULL = unknown. */
+    tagsSignature: integer('tags_signature'),
   },
   (t) => [
     primaryKey({ columns: [t.itemId, t.tag] }),
-    index('item_tags_user_tag_created').on(t.userId, t.tag, t.createdAt, t.itemId),
+    // The signature rides in the index, so other tags are ruled out without leaving it.
+    index('item_tags_user_tag_created').on(t.userId, t.tag, t.createdAt, t.itemId, t.tagsSignature),
   ],
 )
 

@@ -17,6 +17,7 @@ import {
 } from './item'
 import { decodeCursor, type Page } from './page'
 import { LIMITS, filterTags, normalizeTags, pageLimit, text } from './rules'
+import { tagSignatureSql } from './tag-signature'
 
 /** The items list's filters (CONTRACT 3). `tags` holds `tag` and `tags` combined: all must match. */
 export interface ItemFilter {
@@ -64,28 +65,22 @@ export async function listItems<P = Page<Item>>(
     q.where.push('user_id = :uid')
     if (cursor) q.where.push('(created_at, id) < (:cat, :cat_id)')
     q.order = 'created_at DESC, id DESC'
-  } else if (tags.length > 1 && !filter.type && !filter.status) {
-    // Every tag's index entries are already in keyset order: SQLite merges them (INTERSECT)
-    // and stops at the page's end, stepping along each index instead of probing one tag's
-    // entries against the others (2–3 × faster for two tags in bench/).
-    const after = cursor ? ' AND (created_at, item_id) < (:cat, :cat_id)' : ''
-    const keys = tags.map((tag, n) => {
-      params[`tag${n}`] = tag
-      return `SELECT created_at, item_id FROM item_tags WHERE user_id = :uid AND tag = :tag${n}${after}`
-    })
-    // CROSS JOIN keeps k the outer loop, so the page comes out in k's order without a sort.
-    q.from = `(${keys.join(' INTERSECT ')} ORDER BY 1 DESC, 2 DESC LIMIT :limit) k
-      CROSS JOIN items i ON i.id = k.item_id`
-    q.alias = 'i'
-    q.where.push('i.user_id = :uid')
   } else {
-    // One tag (or tags with other filters): that tag's index drives the scan in keyset order.
+    // The first tag's index drives the walk in keyset order. Other tags: first the signature
+    // rules out, inside the index, every item that cannot have them (src/domain/tag-signature.ts),
+    // then each remaining item is checked exactly by its (item, tag) key.
     const [first, ...others] = tags as [string, ...string[]]
     q.from = 'item_tags t JOIN items i ON i.id = t.item_id'
     q.alias = 'i'
     q.where.push('t.user_id = :uid', 't.tag = :tag0')
     params.tag0 = first
     if (cursor) q.where.push('(t.created_at, t.item_id) < (:cat, :cat_id)')
+    if (others.length > 0) {
+      params.others = JSON.stringify(others)
+      q.where.push(
+        `(t.tags_signature IS NULL OR (t.tags_signature | ${tagSignatureSql(':others')}) = t.tags_signature)`,
+      )
+    }
     others.forEach((tag, n) => {
       q.where.push(
         `EXISTS (SELECT 1 FROM item_tags t2 WHERE t2.item_id = t.item_id AND t2.tag = :tag${n + 1})`,
@@ -232,7 +227,8 @@ export async function createItem(
       },
     },
     {
-      sql: `INSERT INTO item_tags (item_id, user_id, tag, created_at) SELECT :id, :uid, value, :now FROM json_each(:tags) WHERE ${passed}`,
+      sql: `INSERT INTO item_tags (item_id, user_id, tag, created_at, tags_signature)
+            SELECT :id, :uid, value, :now, ${tagSignatureSql(':tags')} FROM json_each(:tags) WHERE ${passed}`,
       args: { ...p, tags: tagsJson },
     },
     // The change log's `created` record (not part of the workflow history).

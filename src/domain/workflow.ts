@@ -2,6 +2,7 @@ import type { BatchStatement } from '../db/client'
 import { randomBytes } from 'node:crypto'
 import { AppError, invalid, invalidField } from '../errors'
 import { claimantOf, requireScope, type Caller, type Claimant } from './caller'
+import { tagSignatureSql } from './tag-signature'
 import { claimSql, leaseEnd } from './claims'
 import type { Deps } from './deps'
 import { iso } from './ids'
@@ -293,8 +294,9 @@ export async function updateItem(
       const applied = 'EXISTS (SELECT 1 FROM items WHERE id = :id AND revision = :rev)'
       statements.push({ sql: `DELETE FROM item_tags WHERE item_id = :id AND ${applied}`, args: p })
       statements.push({
-        sql: `INSERT INTO item_tags (item_id, user_id, tag, created_at)
-              SELECT i.id, i.user_id, j.value, i.created_at FROM items i, json_each(:c_tags) j WHERE i.id = :id AND i.revision = :rev`,
+        sql: `INSERT INTO item_tags (item_id, user_id, tag, created_at, tags_signature)
+              SELECT i.id, i.user_id, j.value, i.created_at, ${tagSignatureSql(':c_tags')}
+              FROM items i, json_each(:c_tags) j WHERE i.id = :id AND i.revision = :rev`,
         args: p,
       })
     }

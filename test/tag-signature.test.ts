@@ -1,0 +1,71 @@
+import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { signTagRowsSql, tagSignatureSql } from '../src/domain/tag-signature'
+import { createItem, sessionToken, setup } from './helpers'
+
+// Several tags: the first tag's index is walked and the item's tag signature rules out, inside
+// the index, items that cannot hold the others. A signature can only say "maybe": whatever it
+// holds (or if it is missing), the answer must be exactly the items holding every tag.
+describe('tag signatures', () => {
+  test('migration 0012 signs old rows with the same expression the writes use', () => {
+    const migration = readFileSync('drizzle/migrations/0012_tag_signature_backfill.sql', 'utf8')
+    expect(migration).toContain(`${signTagRowsSql};`)
+  })
+
+  test('multi-tag filters answer exactly the items holding every tag, signed or not', async () => {
+    const ctx = await setup({ RATE_LIMIT_PER_MINUTE: '0' })
+    const session = await sessionToken('alice')
+    const pool = ['a', 'b', 'music', 'weekend', 'ü', '🎉', 'x'.repeat(64), 'topic-12', 'topic-22']
+    let seed = 7
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31
+    const items: { id: string; tags: string[] }[] = []
+    for (let i = 0; i < 60; i++) {
+      const tags = pool.filter(() => random() < 0.35)
+      const item = await createItem(ctx, session, { tags })
+      items.push({ id: item.id, tags })
+    }
+    // A correction rewrites an item's tag rows: they are signed again.
+    const corrected = items[0]!
+    corrected.tags = ['music', 'weekend', 'b']
+    await ctx.json('PATCH', `/api/saved/items/${corrected.id}`, {
+      token: session,
+      body: { corrections: { tags: corrected.tags } },
+    })
+    const expected = (wanted: string[]) =>
+      items
+        .filter((i) => wanted.every((t) => i.tags.includes(t)))
+        .map((i) => i.id)
+        .reverse()
+    const listed = async (wanted: string[]) => {
+      const path = `/api/saved/items?limit=200&tags=${wanted.map(encodeURIComponent).join(',')}`
+      return (await ctx.json('GET', path, { token: session })).body.items.map((i: any) => i.id)
+    }
+    const filters = pool.flatMap((a) => pool.filter((b) => b !== a).map((b) => [a, b]))
+    filters.push(['music', 'weekend', 'b'], ['a', 'ü', '🎉'], ['topic-12', 'topic-22'])
+    for (const wanted of filters) expect(await listed(wanted)).toEqual(expected(wanted))
+
+    // Written by the API: every row signed, and exactly as the backfill would sign it.
+    const signed = async () =>
+      (
+        await ctx.db.$client.execute(
+          'SELECT item_id, tag, tags_signature FROM item_tags ORDER BY item_id, tag',
+        )
+      ).rows.map((r) => [r.item_id, r.tag, r.tags_signature])
+    const written = await signed()
+    expect(written.every(([, , s]) => typeof s === 'number' && s > 0)).toBe(true)
+    await ctx.db.$client.execute(signTagRowsSql)
+    expect(await signed()).toEqual(written)
+
+    // Rows without a signature (as before the backfill) are checked exactly instead.
+    await ctx.db.$client.execute(
+      "UPDATE item_tags SET tags_signature = NULL WHERE tag IN ('a', 'music', 'topic-12')",
+    )
+    for (const wanted of filters) expect(await listed(wanted)).toEqual(expected(wanted))
+
+    // The signature does rule items out: different tags usually get different bits.
+    const bits = await ctx.db.$client.execute(
+      `SELECT ${tagSignatureSql(`'["music"]'`)} m, ${tagSignatureSql(`'["weekend"]'`)} w`,
+    )
+    expect(bits.rows[0]?.m).not.toBe(bits.rows[0]?.w)
+  })
+})
