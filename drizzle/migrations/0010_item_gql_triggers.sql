@@ -3,9 +3,11 @@
 -- caller-independent fields, each field's JSON value (enums in capitals, timestamps as ISO 8601)
 -- separated by U+001F, in this order: id, type, status, workflowStatus, title, summary,
 -- actionNote, resolutionNote, tags, requestedAction, destinationKind, destinationName, attempts,
--- availableAt, createdAt, updatedAt (GRAPHQL_VALUES in src/domain/item-pages.ts). A GraphQL page
--- is assembled from these values by key (src/graphql/list-fast-path.ts); the caller's claim
--- view is added at read time.
+-- availableAt, createdAt, updatedAt (GRAPHQL_VALUES in src/domain/item-pages.ts), then the claim
+-- values of an item no lease holds, always this exact text (GRAPHQL_AVAILABLE_TAIL):
+--   U+001F "AVAILABLE" U+001F null U+001F null U+001F null U+001F null U+001F null
+-- A GraphQL page is assembled from these values by key (src/graphql/list-fast-path.ts); a read
+-- replaces that tail for an item whose lease is live.
 DROP TRIGGER `items_doc_insert`;
 --> statement-breakpoint
 DROP TRIGGER `items_doc_update`;
@@ -49,6 +51,7 @@ CREATE TRIGGER `items_doc_insert` AFTER INSERT ON `items` BEGIN
     || char(31) || CASE WHEN NEW.available_at IS NULL THEN 'null' ELSE '"' || strftime('%Y-%m-%dT%H:%M:%S', NEW.available_at / 1000, 'unixepoch') || '.' || printf('%03d', NEW.available_at % 1000) || 'Z' || '"' END
     || char(31) || '"' || strftime('%Y-%m-%dT%H:%M:%S', NEW.created_at / 1000, 'unixepoch') || '.' || printf('%03d', NEW.created_at % 1000) || 'Z' || '"'
     || char(31) || '"' || strftime('%Y-%m-%dT%H:%M:%S', NEW.updated_at / 1000, 'unixepoch') || '.' || printf('%03d', NEW.updated_at % 1000) || 'Z' || '"'
+    || char(31) || '"AVAILABLE"' || char(31) || 'null' || char(31) || 'null' || char(31) || 'null' || char(31) || 'null' || char(31) || 'null'
   WHERE rowid = NEW.rowid;
 END;
 --> statement-breakpoint
@@ -91,6 +94,7 @@ CREATE TRIGGER `items_doc_update` AFTER UPDATE OF `type`, `status`, `workflow_st
     || char(31) || CASE WHEN NEW.available_at IS NULL THEN 'null' ELSE '"' || strftime('%Y-%m-%dT%H:%M:%S', NEW.available_at / 1000, 'unixepoch') || '.' || printf('%03d', NEW.available_at % 1000) || 'Z' || '"' END
     || char(31) || '"' || strftime('%Y-%m-%dT%H:%M:%S', NEW.created_at / 1000, 'unixepoch') || '.' || printf('%03d', NEW.created_at % 1000) || 'Z' || '"'
     || char(31) || '"' || strftime('%Y-%m-%dT%H:%M:%S', NEW.updated_at / 1000, 'unixepoch') || '.' || printf('%03d', NEW.updated_at % 1000) || 'Z' || '"'
+    || char(31) || '"AVAILABLE"' || char(31) || 'null' || char(31) || 'null' || char(31) || 'null' || char(31) || 'null' || char(31) || 'null'
   WHERE rowid = NEW.rowid;
 END;
 --> statement-breakpoint

@@ -158,15 +158,22 @@ export const GRAPHQL_CLAIM_VALUES = [
 
 const US = 'char(31)'
 
-/** The claim view's values as the caller sees it at :now — the rule of `claimView` (item.ts). */
-const GRAPHQL_CLAIM_SQL = `CASE WHEN ${claimSql.live(':now')}
-  THEN ${US} || CASE WHEN ${mineSql} THEN '"MINE"' ELSE '"CLAIMED"' END
+/** How every stored GraphQL rendering ends: the claim values of an item no lease holds. */
+export const GRAPHQL_AVAILABLE_TAIL = '\x1f"AVAILABLE"\x1fnull\x1fnull\x1fnull\x1fnull\x1fnull'
+
+/**
+ * An item's GraphQL values as the caller sees it at :now — the rule of `claimView` (item.ts):
+ * without a live lease the stored values are the answer as they are; with one, the available
+ * tail is replaced by the caller's view of the lease and its holder.
+ */
+const GRAPHQL_VALUES_AS_CALLER_SEES_THEM = `CASE WHEN ${claimSql.live(':now')}
+  THEN substr(gql, 1, length(gql) - ${GRAPHQL_AVAILABLE_TAIL.length})
+    || ${US} || CASE WHEN ${mineSql} THEN '"MINE"' ELSE '"CLAIMED"' END
     || ${US} || '"' || ${isoSql('lease_expires_at')} || '"'
     || ${US} || CASE WHEN ${mineSql} THEN json_quote(lease_id) ELSE 'null' END
     || ${US} || json_quote(upper(claim_kind)) || ${US} || json_quote(claim_id)
     || ${US} || json_quote(claim_name)
-  ELSE ${US} || '"AVAILABLE"' || ${US} || 'null' || ${US} || 'null' || ${US} || 'null'
-    || ${US} || 'null' || ${US} || 'null' END`
+  ELSE gql END`
 
 /** One item of a GraphQL values page: its values start at `at` in the page's `values`. */
 export interface GraphQLValues {
@@ -189,7 +196,7 @@ export const AS_GRAPHQL_VALUES: ItemReader<Page<GraphQLValues>> = {
       .map((c) => (q.alias ? `${q.alias}.${c}` : c))
       .join(', ')
     const [row] = await deps.db.$rows(
-      `SELECT group_concat(gql || ${GRAPHQL_CLAIM_SQL}, ${US}), group_concat(created_at || ':' || id, ',')
+      `SELECT group_concat(${GRAPHQL_VALUES_AS_CALLER_SEES_THEM}, ${US}), group_concat(created_at || ':' || id, ',')
        FROM (${selectSql(q, columns)})`,
       bind(q, caller, now),
     )

@@ -9,8 +9,8 @@
 
 /**
  * The bit of one tag: its length and four of its characters, mixed. Collisions only cost an
- * exact check. Migration 0012 repeats this expression; test/tag-signature.test.ts holds them
- * equal.
+ * exact check. Stored signatures must match it: a change here needs a migration that signs every
+ * row again, as 0012 did (test/tag-signature.test.ts fails until the newest one does).
  */
 const tagBit = (tag: string) => {
   const char = (at: number) => `coalesce(unicode(substr(${tag}, ${at}, 1)), 0)`
