@@ -21,7 +21,10 @@ export interface ListQuery {
   limit: number
 }
 
-/** How a list is read: as domain Items (GraphQL, MCP, Markdown) or as REST's JSON text. */
+/**
+ * How a list is read: as domain Items (MCP, Markdown, GraphQL's executor), as REST's JSON text,
+ * or as GraphQL's values.
+ */
 export interface ItemReader<P> {
   read(deps: Deps, caller: Caller, now: number, q: ListQuery): Promise<P>
 }
@@ -56,7 +59,7 @@ export interface JsonPage {
 }
 
 /**
- * What every stored document (`items.doc`, written by the triggers of migration 0008) ends
+ * What every stored document (`items.doc`, written by the triggers of migrations 0008/0010) ends
  * with: the claim fields of an item no lease holds.
  */
 export const AVAILABLE_TAIL =
