@@ -56,6 +56,11 @@ function cachedReader(path: string) {
   // Per connection, like the client's: in WAL mode a commit is durable against a crashed
   // process at once and against power loss at the next checkpoint, without an fsync per commit.
   native.exec('PRAGMA synchronous = NORMAL')
+  // SQLite's default page cache (2 MiB) is smaller than the pages a busy list walks (a 50-item
+  // page with its stored renderings spans ~25 pages): reads went to the OS cache each time. Up
+  // to 32 MiB, filled only as pages are read: list reads ~20 % faster (bench/), and the 1M
+  // benchmark's peak RSS stays under its 200 MB bound.
+  native.exec(`PRAGMA cache_size = -${32 * 1024}`)
   type Statement = ReturnType<typeof native.prepare>
   const cache = (statements: Map<string, Statement>, sql: string, raw: boolean) => {
     let stmt = statements.get(sql)
