@@ -120,4 +120,24 @@ describe('stored item documents', () => {
       }
     }
   })
+
+  test('an item without its stored rendering is never silently left out of a page', async () => {
+    const ctx = await setup({ RATE_LIMIT_PER_MINUTE: '0' })
+    const session = await sessionToken('alice')
+    for (let i = 0; i < 3; i++) await createItem(ctx, session, { title: `item ${i}` })
+    await ctx.db.$client.execute("UPDATE items SET doc = NULL, gql = NULL WHERE title = 'item 1'")
+    // REST renders from the documents: it refuses rather than answer two items of three.
+    const rest = await ctx.json('GET', '/api/saved/items', { token: session })
+    expect(rest.status).toBe(500)
+    // GraphQL's executor reads the columns: the whole page, correctly.
+    const gql = await ctx.json('POST', '/graphql', {
+      token: session,
+      body: { query: '{ items { edges { node { title } } } }' },
+    })
+    expect(gql.body.data.items.edges.map((e: any) => e.node.title)).toEqual([
+      'item 2',
+      'item 1',
+      'item 0',
+    ])
+  })
 })

@@ -110,10 +110,13 @@ export const AS_JSON: ItemReader<JsonPage> = {
   async read(deps, caller, now, q) {
     const columns = DOC_COLUMNS.map((c) => (q.alias ? `${q.alias}.${c}` : c)).join(', ')
     const [row] = await deps.db.$rows(
-      `SELECT group_concat(${DOC_AS_CALLER_SEES_IT}, ','), group_concat(created_at || ':' || id, ',')
+      `SELECT group_concat(${DOC_AS_CALLER_SEES_IT}, ','), group_concat(created_at || ':' || id, ','),
+              count(*) - count(doc)
        FROM (${selectSql(q, columns)})`,
       bind(q, caller, now),
     )
+    // group_concat skips NULLs: an item without its document would vanish from the page.
+    if (Number(row?.[2] ?? 0) > 0) throw new Error('an item has no stored document')
     const docs = row?.[0]
     if (typeof docs !== 'string') return { items: '[]', nextCursor: null }
     const keys = String(row?.[1]).split(',')
