@@ -68,4 +68,24 @@ describe('tag signatures', () => {
     )
     expect(bits.rows[0]?.m).not.toBe(bits.rows[0]?.w)
   })
+
+  test('a tag with a lone surrogate is refused, so no tag is stored that a filter cannot find', async () => {
+    const ctx = await setup({ RATE_LIMIT_PER_MINUTE: '0' })
+    const session = await sessionToken('alice')
+    for (const tags of [['a\ud800'], ['\udc00b'], ['ok', 'x\ud83d']]) {
+      const res = await ctx.json('POST', '/api/saved/items', {
+        token: session,
+        body: { type: 'event', tags },
+      })
+      expect(res.status).toBe(400)
+      expect(res.body.error.code).toBe('invalid_request')
+    }
+    // A whole surrogate pair (an emoji) is a character like any other.
+    const ok = await createItem(ctx, session, { tags: ['🎉'] })
+    const found = await ctx.json('GET', `/api/saved/items?tag=${encodeURIComponent('🎉')}`, {
+      token: session,
+    })
+    expect(found.body.items.map((i: any) => i.id)).toEqual([ok.id])
+    expect((await ctx.db.$client.execute('SELECT count(*) n FROM items')).rows[0]?.n).toBe(1)
+  })
 })

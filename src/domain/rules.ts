@@ -30,6 +30,8 @@ export function text(field: string, value: string | null | undefined, max: numbe
   return value
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
 /** Tags are trimmed, empty and duplicate tags dropped, order kept; too many or too long is a 400. */
 export function normalizeTags(
   field: string,
@@ -44,6 +46,9 @@ export function normalizeTags(
       throw invalidField(field, `must hold tags of at most ${LIMITS.tagLength} characters`)
     if (/[\u0000-\u001f,]/.test(tag))
       throw invalidField(field, 'cannot hold commas or control characters')
+    // A lone surrogate is no character: SQLite's JSON functions and the driver would store and
+    // match it as different bytes, so such a tag could be saved but never found.
+    if (LONE_SURROGATE.test(tag)) throw invalidField(field, 'must be valid Unicode text')
     seen.add(tag)
   }
   if (seen.size > LIMITS.tags) throw invalidField(field, `must hold at most ${LIMITS.tags} tags`)
