@@ -88,4 +88,64 @@ describe('tag signatures', () => {
     expect(found.body.items.map((i: any) => i.id)).toEqual([ok.id])
     expect((await ctx.db.$client.execute('SELECT count(*) n FROM items')).rows[0]?.n).toBe(1)
   })
+
+  test('tag counts follow every write, and the rarest tag drives the walk', async () => {
+    const ctx = await setup({ RATE_LIMIT_PER_MINUTE: '0' })
+    const session = await sessionToken('alice')
+    const other = await sessionToken('bob')
+    const ids: string[] = []
+    for (let i = 0; i < 30; i++)
+      ids.push(
+        (await createItem(ctx, session, { tags: i % 15 ? ['common'] : ['common', 'rare'] })).id,
+      )
+    await createItem(ctx, other, { tags: ['rare'] })
+    const counts = async () =>
+      (
+        await ctx.db.$client.execute('SELECT user_id, tag, items FROM tag_counts ORDER BY 1, 2')
+      ).rows.map((r) => [r.user_id, r.tag, r.items])
+    const truth = async () =>
+      (
+        await ctx.db.$client.execute(
+          'SELECT user_id, tag, count(*) FROM item_tags GROUP BY user_id, tag ORDER BY 1, 2',
+        )
+      ).rows.map((r) => Object.values(r))
+    expect(await counts()).toEqual([
+      ['alice', 'common', 30],
+      ['alice', 'rare', 2],
+      ['bob', 'rare', 1],
+    ])
+    // A correction moves an item between tags; a deletion removes it; a count at zero goes.
+    await ctx.json('PATCH', `/api/saved/items/${ids[0]}`, {
+      token: session,
+      body: { corrections: { tags: ['solo'] } },
+    })
+    expect(
+      (await ctx.request('DELETE', `/api/saved/items/${ids[15]}`, { token: session })).status,
+    ).toBe(204)
+    expect(await counts()).toEqual(await truth())
+    expect(await counts()).toEqual([
+      ['alice', 'common', 28],
+      ['alice', 'solo', 1],
+      ['bob', 'rare', 1],
+    ])
+    // Whatever the order of the filter's tags, and with a tag nobody holds, the answer is exact.
+    const listed = async (q: string) =>
+      (await ctx.json('GET', `/api/saved/items?limit=200&${q}`, { token: session })).body.items
+        .length
+    await ctx.json('PATCH', `/api/saved/items/${ids[3]}`, {
+      token: session,
+      body: { corrections: { tags: ['common', 'rare'] } },
+    })
+    expect(await listed('tags=common,rare')).toBe(1)
+    expect(await listed('tags=rare,common')).toBe(1)
+    expect(await listed('tags=common,nothing')).toBe(0)
+    expect(await listed('tag=common&tags=solo')).toBe(0)
+    // The backfill of migration 0014 counts the same.
+    await ctx.db.$client.execute('DELETE FROM tag_counts')
+    const migration = readFileSync('drizzle/migrations/0014_tag_count_triggers.sql', 'utf8')
+    await ctx.db.$client.execute(
+      migration.slice(migration.indexOf('INSERT INTO `tag_counts` (`user_id`, `tag`, `items`)\n')),
+    )
+    expect(await counts()).toEqual(await truth())
+  })
 })

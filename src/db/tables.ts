@@ -102,6 +102,20 @@ export const itemTags = sqliteTable(
 )
 
 /**
+ * How many of a user's items carry each tag, kept by triggers on `item_tags` (migration 0014):
+ * a filter by several tags walks the index of the rarest one.
+ */
+export const tagCounts = sqliteTable(
+  'tag_counts',
+  {
+    userId: text('user_id').notNull(),
+    tag: text('tag').notNull(),
+    items: integer('items').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.tag] })],
+)
+
+/**
  * The change log: one row per change to an item, written in the same transaction as the change.
  * `id` only grows, in the order the database applied the writes (AUTOINCREMENT never reuses
  * one), so it is the feed's sequence. The workflow history is a view of it.

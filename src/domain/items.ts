@@ -66,26 +66,30 @@ export async function listItems<P = Page<Item>>(
     if (cursor) q.where.push('(created_at, id) < (:cat, :cat_id)')
     q.order = 'created_at DESC, id DESC'
   } else {
-    // The first tag's index drives the walk in keyset order. Other tags: first the signature
-    // rules out, inside the index, every item that cannot have them (src/domain/tag-signature.ts),
-    // then each remaining item is checked exactly by its (item, tag) key.
-    const [first, ...others] = tags as [string, ...string[]]
+    // One tag's index drives the walk in keyset order: the rarest of them for this user
+    // (`tag_counts`; a tag nobody holds first, which ends the walk at once). The others: the
+    // signature rules out, inside the index, every item that cannot have them
+    // (src/domain/tag-signature.ts), then each remaining item is checked by its (item, tag) key.
     q.from = 'item_tags t JOIN items i ON i.id = t.item_id'
     q.alias = 'i'
-    q.where.push('t.user_id = :uid', 't.tag = :tag0')
-    params.tag0 = first
-    if (cursor) q.where.push('(t.created_at, t.item_id) < (:cat, :cat_id)')
-    if (others.length > 0) {
-      params.others = JSON.stringify(others)
+    q.where.push('t.user_id = :uid')
+    if (tags.length === 1) {
+      q.where.push('t.tag = :tag0')
+    } else {
+      params.tags = JSON.stringify(tags)
       q.where.push(
-        `(t.tags_signature IS NULL OR (t.tags_signature | ${tagSignatureSql(':others')}) = t.tags_signature)`,
+        `t.tag = (SELECT j.value FROM json_each(:tags) j LEFT JOIN tag_counts c ON c.user_id = :uid AND c.tag = j.value
+                  ORDER BY coalesce(c.items, 0), j.key LIMIT 1)`,
+        `(t.tags_signature IS NULL OR (t.tags_signature | ${tagSignatureSql(':tags')}) = t.tags_signature)`,
       )
     }
-    others.forEach((tag, n) => {
-      q.where.push(
-        `EXISTS (SELECT 1 FROM item_tags t2 WHERE t2.item_id = t.item_id AND t2.tag = :tag${n + 1})`,
-      )
-      params[`tag${n + 1}`] = tag
+    if (cursor) q.where.push('(t.created_at, t.item_id) < (:cat, :cat_id)')
+    tags.forEach((tag, n) => {
+      params[`tag${n}`] = tag
+      if (tags.length > 1)
+        q.where.push(
+          `(t.tag = :tag${n} OR EXISTS (SELECT 1 FROM item_tags t2 WHERE t2.item_id = t.item_id AND t2.tag = :tag${n}))`,
+        )
     })
     q.order = 't.created_at DESC, t.item_id DESC'
   }
