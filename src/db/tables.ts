@@ -58,9 +58,9 @@ export const items = sqliteTable(
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     /**
-     * REST's rendering of the caller-independent fields (JSON), kept by triggers on every write
-     * (drizzle/migrations/0007_item_doc_triggers.sql): a list page reads one column per item and
-     * splices in the caller's claim view instead of building twenty values per row.
+     * REST's rendering of the item as it reads while no lease is live (JSON), kept by triggers on
+     * every write (migrations 0007, 0008, 0010): a list page is these documents joined inside the
+     * database, with the claim tail replaced only where a lease is live (src/domain/item-pages.ts).
      */
     doc: text('doc'),
     /**
