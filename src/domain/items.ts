@@ -46,8 +46,8 @@ export interface NewItem {
 /**
  * Recent items, newest first. The keyset is a row-value comparison on (created_at, id), so
  * every page costs what the first costs. Tag filters read the tag index, which holds the same
- * keyset order (see below). `as` chooses how the
- * page is read: domain Items by default, REST's rendered JSON with `AS_JSON`.
+ * keyset order (see below). `as` chooses how the page is read: domain Items by default, or
+ * rendered by the database (`AS_JSON` for REST, `AS_GRAPHQL_VALUES` for GraphQL).
  */
 export async function listItems<P = Page<Item>>(
   deps: Deps,
