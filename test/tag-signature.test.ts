@@ -7,8 +7,8 @@ import { createItem, sessionToken, setup } from './helpers'
 // the index, items that cannot hold the others. A signature can only say "maybe": whatever it
 // holds (or if it is missing), the answer must be exactly the items holding every tag.
 describe('tag signatures', () => {
-  test('migration 0012 signs old rows with the same expression the writes use', () => {
-    const migration = readFileSync('drizzle/migrations/0012_tag_signature_backfill.sql', 'utf8')
+  test('migration 0011 signs old rows with the same expression the writes use', () => {
+    const migration = readFileSync('drizzle/migrations/0011_tag_signature_backfill.sql', 'utf8')
     expect(migration).toContain(`${signTagRowsSql};`)
   })
 
@@ -140,9 +140,9 @@ describe('tag signatures', () => {
     expect(await listed('tags=rare,common')).toBe(1)
     expect(await listed('tags=common,nothing')).toBe(0)
     expect(await listed('tag=common&tags=solo')).toBe(0)
-    // The backfill of migration 0014 counts the same.
+    // The backfill of migration 0013 counts the same.
     await ctx.db.$client.execute('DELETE FROM tag_counts')
-    const migration = readFileSync('drizzle/migrations/0014_tag_count_triggers.sql', 'utf8')
+    const migration = readFileSync('drizzle/migrations/0013_tag_count_triggers.sql', 'utf8')
     await ctx.db.$client.execute(
       migration.slice(migration.indexOf('INSERT INTO `tag_counts` (`user_id`, `tag`, `items`)\n')),
     )

@@ -59,14 +59,14 @@ export const items = sqliteTable(
     updatedAt: integer('updated_at').notNull(),
     /**
      * REST's rendering of the item as it reads while no lease is live (JSON), kept by triggers on
-     * every write (migrations 0007, 0008, 0010): a list page is these documents joined inside the
+     * every write (migrations 0007, 0009): a list page is these documents joined inside the
      * database, with the claim tail replaced only where a lease is live (src/domain/item-pages.ts).
      */
     doc: text('doc'),
     /**
      * GraphQL's rendering of the same fields: each field's JSON value, separated by U+001F, in
      * the order of `GRAPHQL_VALUES` (src/domain/item-pages.ts), kept by the same triggers
-     * (migration 0010). A GraphQL page of items is assembled from these values by key.
+     * (migration 0009). A GraphQL page of items is assembled from these values by key.
      */
     gql: text('gql'),
     /** Marks which PATCH wrote the row last, so the statements of one batch can see that it applied. */
@@ -102,7 +102,7 @@ export const itemTags = sqliteTable(
 )
 
 /**
- * How many of a user's items carry each tag, kept by triggers on `item_tags` (migration 0014):
+ * How many of a user's items carry each tag, kept by triggers on `item_tags` (migration 0013):
  * a filter by several tags walks the index of the rarest one.
  */
 export const tagCounts = sqliteTable(

@@ -8,10 +8,12 @@ import type { Caller } from './caller'
  */
 export const claimSql = {
   live: (now: string) => `(claim_id IS NOT NULL AND lease_expires_at > ${now})`,
+  /** The claim, live or not, names this claimant. */
+  holder: (kind: string, id: string) => `(claim_kind = ${kind} AND claim_id = ${id})`,
   heldBy: (now: string, kind: string, id: string) =>
-    `(${claimSql.live(now)} AND claim_kind = ${kind} AND claim_id = ${id})`,
+    `(${claimSql.live(now)} AND ${claimSql.holder(kind, id)})`,
   heldByOther: (now: string, kind: string, id: string) =>
-    `(${claimSql.live(now)} AND NOT (claim_kind = ${kind} AND claim_id = ${id}))`,
+    `(${claimSql.live(now)} AND NOT ${claimSql.holder(kind, id)})`,
   /**
    * What claim next may pick (CONTRACT 7): in the inbox, pending, no live lease, not delayed,
    * and not stuck. Column names are unqualified: use it on `items`.

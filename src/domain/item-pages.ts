@@ -59,7 +59,7 @@ export interface JsonPage {
 }
 
 /**
- * What every stored document (`items.doc`, written by the triggers of migrations 0008/0010) ends
+ * What every stored document (`items.doc`, written by the triggers of migration 0009) ends
  * with: the claim fields of an item no lease holds.
  */
 export const AVAILABLE_TAIL =
@@ -69,7 +69,8 @@ export const AVAILABLE_TAIL =
 const isoSql = (ms: string) =>
   `strftime('%Y-%m-%dT%H:%M:%S', ${ms} / 1000, 'unixepoch') || '.' || printf('%03d', ${ms} % 1000) || 'Z'`
 
-const mineSql = `(claim_kind = :ck AND claim_id = :cid)`
+/** Inside a live claim's branch: the caller holds it. */
+const mineSql = claimSql.holder(':ck', ':cid')
 
 /**
  * An item's REST JSON as the caller sees it at :now — the rule of `claimView` (item.ts) over the
@@ -129,7 +130,7 @@ export const AS_JSON: ItemReader<JsonPage> = {
 }
 
 /**
- * GraphQL's stored rendering (`items.gql`, kept by the triggers of migration 0010): each
+ * GraphQL's stored rendering (`items.gql`, kept by the triggers of migration 0009): each
  * caller-independent field's JSON value in GraphQL's spelling (enums in capitals, timestamps as
  * ISO 8601), in this order, separated by U+001F.
  */

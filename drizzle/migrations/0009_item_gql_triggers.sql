@@ -1,6 +1,10 @@
 -- Custom migration (drizzle-kit generate --custom): the triggers that keep `items.doc` (REST's
--- rendering, 0008) now keep `items.gql` in the same UPDATE: GraphQL's rendering of the same
--- caller-independent fields, each field's JSON value (enums in capitals, timestamps as ISO 8601)
+-- rendering, 0007) render it as the whole REST item as it reads while no lease is live: the
+-- caller-independent fields, then the claim fields of an available item, always last and always
+-- this exact text (AVAILABLE_TAIL in src/domain/item-pages.ts):
+--   ,"claim_status":"available","claimed_by":null,"lease_expires_at":null,"lease_id":null}
+-- In the same UPDATE they keep `items.gql`: GraphQL's rendering of the same fields, each
+-- field's JSON value (enums in capitals, timestamps as ISO 8601)
 -- separated by U+001F, in this order: id, type, status, workflowStatus, title, summary,
 -- actionNote, resolutionNote, tags, requestedAction, destinationKind, destinationName, attempts,
 -- availableAt, createdAt, updatedAt (GRAPHQL_VALUES in src/domain/item-pages.ts), then the claim
